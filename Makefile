@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+# Host tooling of the NVMe interrupt series.  Every target is idempotent and
+# incremental; run 'make help' for the list.
+
+SHELL := /bin/bash
+S := scripts
+
+.PHONY: help deps tree refresh kernel kernel-bench kernel-stock series check check-bisect demo clean
+
+help:
+	@echo "make demo          build what is missing, boot the patched kernel, report what the series does"
+	@echo "make check         the test suite: KUnit + kselftests in QEMU + static checks of the series"
+	@echo "make check-bisect  build every patch of the series in order (slow)"
+	@echo "make deps          install the Debian packages needed (as root)"
+	@echo "make tree          materialise build/linux: pristine 6.12 + one commit per patch"
+	@echo "make kernel        build the test kernel (series + debug options)"
+	@echo "make kernel-bench  build the benchmark kernel (series, no debug options)"
+	@echo "make kernel-stock  build the stock kernel (same configuration, no series)"
+	@echo "make refresh       write the commits of build/linux back into patches/ and the overlay"
+	@echo "make series        export the series to out/series/ (git format-patch + cover letter)"
+	@echo "scripts/vm -- CMD  boot a kernel with emulated NVMe drives and run CMD (scripts/vm --help)"
+
+deps:
+	@$(S)/deps.sh
+
+tree: deps
+	@$(S)/tree.sh
+
+refresh:
+	@$(S)/refresh.py
+
+kernel: tree
+	@$(S)/kernel.sh test
+
+kernel-bench: tree
+	@$(S)/kernel.sh bench
+
+kernel-stock: tree
+	@$(S)/kernel.sh stock
+
+series: tree
+	@$(S)/series.sh
+
+check: kernel series
+	@$(S)/check.sh
+
+check-bisect: kernel
+	@$(S)/check-bisect.sh
+
+demo: kernel
+	@$(S)/demo.sh
+
+clean:
+	rm -rf build/kbuild out

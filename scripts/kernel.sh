@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build a kernel out of tree: scripts/kernel.sh test|bench|stock
+#   test   the series, tinyconfig + the nvme_irq selftest fragment + debug
+#          options (lockdep, atomic-sleep, timer objects, lockup detectors)
+#   bench  the series, tinyconfig + the selftest fragment, no debug options
+#   stock  the pristine base, same configuration as bench
+# After configuring, every option of the fragments must have taken effect.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+flavour=${1:-test}
+frags=("$TOP/tools/testing/selftests/nvme_irq/config")
+case $flavour in
+test)	src=$SRC; frags+=("$TOP/scripts/config/debug.config") ;;
+bench)	src=$SRC ;;
+stock)	src=$STOCK_SRC ;;
+*)	die "unknown kernel flavour '$flavour' (test, bench or stock)" ;;
+esac
+[ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
+out=$(kbuild_dir "$flavour")
+mkdir -p "$out"
+
+export CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
+kmake() {
+	make -C "$src" O="$out" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
+		-j"$(nproc)" "$@"
+}
+
+# Merge the fragments into one file, a later line for the same option winning.
+merged=$out/.fragments
+cat "${frags[@]}" | awk '
+	/^CONFIG_[A-Za-z0-9_]+=/ { n = $0; sub(/=.*/, "", n) }
+	/^# CONFIG_[A-Za-z0-9_]+ is not set/ { n = $2 }
+	n != "" { if (!(n in v)) o[++k] = n; v[n] = $0; n = "" }
+	END { for (i = 1; i <= k; i++) print v[o[i]] }' > "$merged.new"
+
+if ! cmp -s "$merged.new" "$merged" || [ ! -f "$out/.config" ]; then
+	note "configuring the $flavour kernel in $out"
+	kmake -s tinyconfig > /dev/null
+	(cd "$src" && ARCH=x86_64 KCONFIG_CONFIG="$out/.config" \
+		scripts/kconfig/merge_config.sh -m -O "$out" "$out/.config" "$merged.new" > /dev/null)
+	kmake -s olddefconfig > /dev/null
+	mv "$merged.new" "$merged"
+else
+	rm -f "$merged.new"
+fi
+
+# Every option of the fragments took effect?  Options the stock tree does not
+# define (added by the series) are skipped there.
+bad=0
+while IFS= read -r line; do
+	if [[ $line == "# CONFIG_"* ]]; then
+		opt=${line#\# }; opt=${opt%% *}
+		want="# $opt is not set"
+	else
+		opt=${line%%=*}; want=$line
+	fi
+	if [ "$flavour" = stock ] &&
+	   ! grep -rqs --include='Kconfig*' "^config ${opt#CONFIG_}\$" "$src"; then
+		continue
+	fi
+	got=$(grep -E "^$opt=|^# $opt is not set" "$out/.config" || true)
+	# an option whose dependencies are off is not even listed: not set
+	[ -z "$got" ] && [[ $want == "# "* ]] && got=$want
+	if [ "$got" != "$want" ]; then
+		[ -n "$got" ] || got="(absent: a dependency is missing)"
+		echo "config: $want did not take effect, got: $got" >&2
+		bad=1
+	fi
+done < "$merged"
+if [ $bad -ne 0 ]; then
+	rm -f "$merged"
+	die "the $flavour kernel configuration lacks options of the fragments"
+fi
+
+note "building the $flavour kernel (log: $out/build.log)"
+start=$(date +%s)
+set +e +o pipefail
+kmake bzImage 2>&1 | tee "$out/build.log" | grep --line-buffered -E '^  (CC|LD|AR)|error:|warning:'
+rc=${PIPESTATUS[0]}
+set -e -o pipefail
+if [ "$rc" -ne 0 ]; then
+	grep -E 'error|Error' "$out/build.log" | tail -20 >&2
+	die "the $flavour kernel failed to build; see $out/build.log"
+fi
+note "$flavour kernel built in $(( $(date +%s) - start )) s: $(bzimage_of "$flavour")"

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Write the commits of build/linux back into the overlay.
+
+Work on the series with git in build/linux (commit, commit --fixup, rebase),
+then run 'make refresh': for each commit base..HEAD, in order,
+ - the files it adds are copied to their in-tree paths in this repository
+   and listed under its entry in patches/series;
+ - its changes to upstream files become the hunks of its patch file, after
+   a From:/Subject: header and its message.
+A file added by one commit may not be changed by a later one (the overlay
+holds one version of each file); neither may the series be left with local
+edits.  Patch file names are kept by position and made from the subject for
+new commits.
+"""
+import os
+import re
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(os.environ.get('BUILD', os.path.join(TOP, 'build')), 'linux')
+AUTHOR = os.environ.get('SERIES_AUTHOR', 'NVMe IRQ series <nvme-irq@example.org>')
+
+
+def git(*args):
+    return subprocess.run(['git', '-C', SRC] + list(args), check=True,
+                          capture_output=True, text=True).stdout
+
+
+def die(msg):
+    sys.exit(f'error: {msg}')
+
+
+def old_series():
+    names, header = [], []
+    with open(os.path.join(TOP, 'patches', 'series')) as f:
+        for line in f:
+            if line.startswith('#'):
+                header.append(line)
+            elif line.strip() and not line[0].isspace():
+                names.append(line.strip())
+    return names, header
+
+
+def check_overlay_unedited(path, dest, data):
+    """Refuse to overwrite an overlay file edited since the last make tree."""
+    if not os.path.exists(dest):
+        return
+    mine = open(dest, 'rb').read()
+    if mine == data:
+        return
+    applied = subprocess.run(['git', '-C', SRC, 'show', f'refs/overlay/applied:{path}'],
+                             capture_output=True)
+    if applied.returncode != 0 or applied.stdout != mine:
+        die(f'{path} was edited both in the overlay and in build/linux; '
+            'keep one edit (make tree, or revert the overlay file) and retry')
+
+
+def slug(subject, n):
+    s = re.sub(r'[^A-Za-z0-9_]+', '-', subject).strip('-')[:52].rstrip('-')
+    return f'{n:04d}-{s}.patch'
+
+
+def main():
+    if git('status', '--porcelain', '--untracked-files=no').strip():
+        die('build/linux has uncommitted edits; commit them first')
+    commits = git('rev-list', '--reverse', 'base..HEAD').split()
+    names, header = old_series()
+    owner = {}
+    entries = []
+    for i, c in enumerate(commits):
+        msg = git('log', '-1', '--format=%B', c).rstrip('\n') + '\n'
+        subject, _, body = msg.partition('\n')
+        status = git('diff', '--name-status', '--no-renames', f'{c}^', c).splitlines()
+        added, changed = [], []
+        for line in status:
+            st, path = line.split('\t', 1)
+            if path in owner:
+                die(f'commit {i + 1} ({subject}) changes {path}, which commit '
+                    f'{owner[path] + 1} adds: fold the change into that commit')
+            (added if st == 'A' else changed).append(path)
+        for path in added:
+            owner[path] = i
+            data = subprocess.run(['git', '-C', SRC, 'show', f'{c}:{path}'],
+                                  check=True, capture_output=True).stdout
+            dest = os.path.join(TOP, path)
+            check_overlay_unedited(path, dest, data)
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            with open(dest, 'wb') as f:
+                f.write(data)
+            mode = git('ls-tree', c, '--', path).split()[0]
+            os.chmod(dest, 0o755 if mode == '100755' else 0o644)
+        hunks = git('diff', '--no-renames', f'{c}^', c, '--', *changed) if changed else ''
+        name = names[i] if i < len(names) else slug(subject, i + 1)
+        with open(os.path.join(TOP, 'patches', name), 'w') as f:
+            f.write(f'From: {AUTHOR}\nSubject: [PATCH] {subject}\n\n')
+            f.write(body.lstrip('\n'))
+            f.write('---\n')
+            f.write(hunks)
+        entries.append((name, sorted(added)))
+    for stale in names[len(commits):]:
+        os.remove(os.path.join(TOP, 'patches', stale))
+    with open(os.path.join(TOP, 'patches', 'series'), 'w') as f:
+        f.writelines(header)
+        for name, files in entries:
+            f.write(name + '\n')
+            for path in files:
+                f.write('\t' + path + '\n')
+    print(f'refreshed {len(entries)} patches from build/linux')
+
+
+if __name__ == '__main__':
+    main()

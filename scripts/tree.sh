@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Materialise the kernel tree under build/linux: the pristine 6.12 base as the
+# first commit (tag "base"), then one commit per entry of patches/series.
+#
+# patches/series lists one patch a line, in order; indented lines that follow
+# name the new files (or directories) of the overlay that belong to it.  Each
+# patch file is a mail: From:, Subject:, body with Signed-off-by, then the
+# hunks against upstream files (possibly none).
+#
+# Commits are built in a scratch index, so re-running only rewrites the files
+# whose content changed and the kernel build stays incremental.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+series=$TOP/patches/series
+[ -f "$series" ] || die "no $series"
+
+check_base() {
+	local mk=$1/Makefile v p
+	v=$(sed -n 's/^VERSION = //p' "$mk")
+	p=$(sed -n 's/^PATCHLEVEL = //p' "$mk")
+	[ "$v.$p" = 6.12 ] ||
+		die "$1 is Linux $v.$p, the series is for 6.12.x ($TARBALL)"
+}
+
+extract_base() {
+	[ -f "$TARBALL" ] || die "no kernel tarball $TARBALL: run 'make deps' (package linux-source-6.12)"
+	note "extracting $TARBALL"
+	rm -rf "$SRC.tmp"
+	mkdir -p "$SRC.tmp"
+	tar -C "$SRC.tmp" --strip-components=1 -xf "$TARBALL"
+	check_base "$SRC.tmp"
+	note "committing the pristine base"
+	git -C "$SRC.tmp" init -q -b pristine
+	git -C "$SRC.tmp" add -f -A
+	GIT_AUTHOR_DATE="@1 +0000" GIT_COMMITTER_DATE="@1 +0000" \
+	git -C "$SRC.tmp" -c user.name=base -c user.email=base@localhost \
+		commit -q -m "Linux $(make -s -C "$SRC.tmp" kernelversion 2>/dev/null) (pristine base)"
+	git -C "$SRC.tmp" tag base
+	mv "$SRC.tmp" "$SRC"
+}
+
+# Read patches/series into parallel arrays: PATCHES[i], FILES[i].
+parse_series() {
+	PATCHES=() FILES=()
+	local line i=-1
+	while IFS= read -r line || [ -n "$line" ]; do
+		case "$line" in
+		''|'#'*) continue ;;
+		[[:space:]]*)
+			[ $i -ge 0 ] || die "series: file list before the first patch"
+			line=${line//[[:space:]]/}
+			[ -n "$line" ] || continue
+			[ -e "$TOP/$line" ] || die "series: ${PATCHES[$i]} names $line, which does not exist"
+			FILES[$i]+=" $line" ;;
+		*)
+			i=$((i + 1))
+			PATCHES[$i]=$line FILES[$i]="" ;;
+		esac
+	done < "$series"
+}
+
+add_overlay_file() {
+	local path=$1 mode=100644 blob
+	[ -x "$TOP/$path" ] && mode=100755
+	blob=$(git hash-object -w "$TOP/$path")
+	git update-index --add --cacheinfo "$mode,$blob,$path"
+}
+
+build_commits() {
+	local i p f msg info parent tree
+	local tmp
+	tmp=$(mktemp -d)
+	export GIT_INDEX_FILE=$SRC/.git/series-index
+	git read-tree base
+	parent=$(git rev-parse base)
+	for i in "${!PATCHES[@]}"; do
+		p=$TOP/patches/${PATCHES[$i]}
+		[ -f "$p" ] || die "series names ${PATCHES[$i]}, which is not in patches/"
+		git mailinfo "$tmp/msg" "$tmp/diff" < "$p" > "$tmp/info"
+		if [ -s "$tmp/diff" ] &&
+		   ! git apply --cached --whitespace=error-all "$tmp/diff" 2> "$tmp/err"; then
+			sed 's/^/    /' "$tmp/err" >&2
+			die "patch ${PATCHES[$i]} does not apply (hunk and file above)"
+		fi
+		for f in ${FILES[$i]}; do
+			if [ -d "$TOP/$f" ]; then
+				while IFS= read -r g; do
+					add_overlay_file "${g#"$TOP"/}"
+				done < <(find "$TOP/$f" -type f | sort)
+			else
+				add_overlay_file "$f"
+			fi
+		done
+		tree=$(git write-tree)
+		msg=$(sed -n 's/^Subject: //p' "$tmp/info")
+		[ -n "$msg" ] || die "${PATCHES[$i]} has no Subject:"
+		info=$(sed -n 's/^Author: //p' "$tmp/info")
+		{ echo "$msg"; echo; cat "$tmp/msg"; } > "$tmp/commit"
+		parent=$(GIT_AUTHOR_NAME="${info:-${SERIES_AUTHOR% <*}}" \
+			GIT_AUTHOR_EMAIL="$(sed -n 's/^Email: //p' "$tmp/info")" \
+			GIT_COMMITTER_NAME="${SERIES_AUTHOR% <*}" \
+			GIT_COMMITTER_EMAIL="$(echo "$SERIES_AUTHOR" | sed 's/.*<\(.*\)>/\1/')" \
+			GIT_AUTHOR_DATE="@$((1767225600 + i * 60)) +0000" \
+			GIT_COMMITTER_DATE="@$((1767225600 + i * 60)) +0000" \
+			git commit-tree "$tree" -p "$parent" -F "$tmp/commit")
+		echo "  $(git log -1 --format='%h %s' "$parent")" >&2
+	done
+	unset GIT_INDEX_FILE
+	rm -rf "$tmp" "$SRC/.git/series-index"
+	TIP=$parent
+}
+
+[ -d "$SRC/.git" ] || extract_base
+check_base "$SRC"
+cd "$SRC"
+
+if [ "$(git symbolic-ref -q HEAD)" = refs/heads/series ] &&
+   [ -n "$(git status --porcelain --untracked-files=no)" ] && [ -z "${FORCE:-}" ]; then
+	git status --short --untracked-files=no | head >&2
+	die "build/linux has local edits; save them into patches/ or re-run with FORCE=1 to discard"
+fi
+
+parse_series
+note "applying ${#PATCHES[@]} patches from patches/series"
+build_commits
+git update-ref refs/heads/series "$TIP"
+git update-ref refs/overlay/applied "$TIP"	# what make refresh compares against
+git symbolic-ref HEAD refs/heads/series
+git reset -q --hard
+note "build/linux is at $(git log -1 --format='%h %s')"
+
+if [ ! -d "$STOCK_SRC" ]; then
+	note "checking out the stock tree (base) in build/linux-stock"
+	git worktree add -q --detach "$STOCK_SRC" base
+fi
