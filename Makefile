@@ -5,11 +5,12 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree refresh kernel kernel-bench kernel-stock series check check-bisect demo clean
+.PHONY: help deps tree refresh kernel kernel-bench kernel-stock series check check-bisect bench demo clean
 
 help:
 	@echo "make demo          build what is missing, boot the patched kernel, report what the series does"
 	@echo "make check         the test suite: KUnit + kselftests in QEMU + static checks of the series"
+	@echo "make bench         side-by-side benchmark, stock vs series (QUICK=1: a smoke run); out/bench/"
 	@echo "make check-bisect  build every patch of the series in order (slow)"
 	@echo "make deps          install the Debian packages needed (as root)"
 	@echo "make tree          materialise build/linux: pristine 6.12 + one commit per patch"
@@ -41,8 +42,11 @@ kernel-stock: tree
 series: tree
 	@$(S)/series.sh
 
-check: kernel series
+check: kernel kernel-bench kernel-stock series
 	@$(S)/check.sh
+
+bench: kernel-bench kernel-stock
+	@$(S)/bench.py
 
 check-bisect: kernel
 	@$(S)/check-bisect.sh

@@ -32,16 +32,28 @@ boot() {
 # 1. default parameters: KUnit at boot, then the whole kselftest suite the
 # way the kernel's own runner runs it
 boot default -- "make -s -C $ksft TARGETS=nvme_irq run_tests 2>&1 | tee \$RESULTS/kselftest.txt"
-python3 "$TOP/scripts/ktap.py" kunit "$dir/default/dmesg.txt" >> "$results"
+python3 "$TOP/scripts/ktap.py" kunit "$dir/default/console.log" >> "$results"
 python3 "$TOP/scripts/ktap.py" kselftest "$dir/default/kselftest.txt" >> "$results"
 
-# 2. the APST bound from the kernel command line
-boot apst-100ms --append nvme_core.default_ps_max_latency_us=100000 -- \
-	"$ksft/nvme_irq/apst_default.sh | tee \$RESULTS/apst.txt"
-python3 "$TOP/scripts/ktap.py" "kselftest (default_ps_max_latency_us=100000)" \
-	"$dir/apst-100ms/apst.txt" >> "$results"
+# 2. non-default values of the series' parameters on the kernel command line
+params="nvme_core.default_ps_max_latency_us=100000 nvme.lost_irq_poll_ms=9"
+params+=" nvme.fail_lost_irq=1000,0,0,-1"
+boot params --append "$params" -- \
+	"$ksft/nvme_irq/apst_default.sh > \$RESULTS/apst.txt; $ksft/nvme_irq/boot_params.sh > \$RESULTS/params.txt; cat \$RESULTS/*.txt"
+python3 "$TOP/scripts/ktap.py" "kselftest (boot parameters)" "$dir/params/apst.txt" >> "$results"
+python3 "$TOP/scripts/ktap.py" "kselftest (boot parameters)" "$dir/params/params.txt" >> "$results"
 
-# 3. static checks of the exported series
+# 3. a smoke run of the benchmark: well-formed results and plots, no timing
+note "make bench QUICK=1"
+if QUICK=1 "$TOP/scripts/bench.py" > "$dir/bench.log" 2>&1; then
+	echo "pass bench: make bench QUICK=1 ran" >> "$results"
+else
+	echo "fail bench: make bench QUICK=1 failed (see $dir/bench.log)" >> "$results"
+	tail -5 "$dir/bench.log" >&2
+fi
+python3 "$TOP/scripts/bench-validate.py" >> "$results"
+
+# 4. static checks of the exported series
 note "static checks of out/series"
 bash "$TOP/scripts/static-checks.sh" >> "$results"
 

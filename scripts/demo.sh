@@ -7,7 +7,7 @@ set -euo pipefail
 
 res=$OUT/demo
 "$TOP/scripts/vm" --results "$res" -- "$TOP/scripts/guest/demo.sh | tee \$RESULTS/demo.txt"
-python3 "$TOP/scripts/ktap.py" kunit "$res/dmesg.txt" > "$res/kunit.txt"
+python3 "$TOP/scripts/ktap.py" kunit "$res/console.log" > "$res/kunit.txt"
 echo "== KUnit suites of the series (run at boot)"
 for s in pass fail skip; do
 	printf '%s: %d  ' "$s" "$(grep -c "^$s " "$res/kunit.txt")"
@@ -26,3 +26,12 @@ if rows:
     print("(QEMU under TCG: compare ratios side by side, not absolute figures)")
 PY
 echo "console log and dmesg: $res/"
+
+# the latest benchmark, if any (make bench)
+for md in "$OUT/bench/results.md" "$TOP/bench/results/results.md"; do
+	[ -f "$md" ] || continue
+	echo
+	echo "== latest make bench results ($md)"
+	sed -n '/^## /,/^$/p' "$md" | cut -c1-200 | head -24
+	break
+done

@@ -10,8 +10,7 @@ then run 'make refresh': for each commit base..HEAD, in order,
    a From:/Subject: header and its message.
 A file added by one commit may not be changed by a later one (the overlay
 holds one version of each file); neither may the series be left with local
-edits.  Patch file names are kept by position and made from the subject for
-new commits.
+edits.  Patch file names are made from the number and subject.
 """
 import os
 import re
@@ -92,14 +91,14 @@ def main():
             mode = git('ls-tree', c, '--', path).split()[0]
             os.chmod(dest, 0o755 if mode == '100755' else 0o644)
         hunks = git('diff', '--no-renames', f'{c}^', c, '--', *changed) if changed else ''
-        name = names[i] if i < len(names) else slug(subject, i + 1)
+        name = slug(subject, i + 1)
         with open(os.path.join(TOP, 'patches', name), 'w') as f:
             f.write(f'From: {AUTHOR}\nSubject: [PATCH] {subject}\n\n')
             f.write(body.lstrip('\n'))
             f.write('---\n')
             f.write(hunks)
         entries.append((name, sorted(added)))
-    for stale in names[len(commits):]:
+    for stale in set(names) - {name for name, _ in entries}:
         os.remove(os.path.join(TOP, 'patches', stale))
     with open(os.path.join(TOP, 'patches', 'series'), 'w') as f:
         f.writelines(header)

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Recovery of lost completion interrupts for nvme-pci.
+ *
+ * Behind Intel VMD and on some broken MSI routings a controller posts a
+ * completion and the interrupt never reaches the CPU; without this, the
+ * command then waits for the whole io_timeout (30 s) before nvme_timeout()
+ * finds it completed.  Here each interrupt-driven queue with commands
+ * outstanding is checked every nvme.lost_irq_poll_ms by a soft hrtimer.  The
+ * check reads the CQ head, the phase of the entry there and the count of
+ * interrupts serviced, nothing else: it never races the handler.  When a
+ * completion sits at the same head across two checks with no interrupt in
+ * between, a work item reaps the queue with the vector disabled and under
+ * cq_poll_lock, the way nvme_timeout() does, so no CQE is handled twice or
+ * skipped.  An idle queue has no timer: the next submission arms it.
+ */
+#include <linux/debugfs.h>
+#include <linux/irq.h>
+#include <linux/irqdomain.h>
+#include <linux/ktime.h>
+#include <linux/moduleparam.h>
+#include <linux/seq_file.h>
+#include <kunit/visibility.h>
+
+#include "lost_irq.h"
+
+#define CREATE_TRACE_POINTS
+#include "lost_irq_trace.h"
+
+#define NVME_LOST_IRQ_POLL_MS_MAX	1000
+
+unsigned int nvme_lost_irq_poll_ms = 5;
+
+static int lost_irq_poll_ms_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int ms;
+	int ret;
+
+	ret = kstrtouint(val, 0, &ms);
+	if (ret)
+		return ret;
+	if (ms > NVME_LOST_IRQ_POLL_MS_MAX)
+		return -ERANGE;
+	WRITE_ONCE(nvme_lost_irq_poll_ms, ms);
+	return 0;
+}
+
+static const struct kernel_param_ops lost_irq_poll_ms_ops = {
+	.set = lost_irq_poll_ms_set,
+	.get = param_get_uint,
+};
+module_param_cb(lost_irq_poll_ms, &lost_irq_poll_ms_ops, &nvme_lost_irq_poll_ms, 0644);
+MODULE_PARM_DESC(lost_irq_poll_ms,
+		 "check busy queues for completions whose interrupt was lost every this many ms (0-1000, 0 = off, default 5)");
+
+/**
+ * nvme_cq_check() - decide from one sample whether a CQ is stuck
+ * @w: what the previous checks of the queue remember; updated
+ * @s: this check's sample
+ * @hold_ns: how long a completion may wait on purpose (interrupt moderation
+ *	or coalescing) before it counts as stuck
+ *
+ * A completion is stuck when it was already posted at the same head at an
+ * earlier check at least @hold_ns ago and no interrupt was serviced since.
+ * Pure function of its arguments.  Context: any.
+ *
+ * Return: what to do with the queue.
+ */
+enum nvme_cq_verdict nvme_cq_check(struct nvme_cq_watch *w,
+				   const struct nvme_cq_sample *s, u64 hold_ns)
+{
+	if (!s->pending) {
+		w->since_ns = 0;
+		return s->outstanding ? NVME_CQ_BUSY : NVME_CQ_IDLE;
+	}
+	if (w->since_ns && s->head == w->head && s->irqs == w->irqs) {
+		if (s->now_ns > w->since_ns && s->now_ns - w->since_ns >= hold_ns)
+			return NVME_CQ_STUCK;
+		return NVME_CQ_BUSY;
+	}
+	/* first sight of this completion, or the queue moved since */
+	w->since_ns = s->now_ns ?: 1;
+	w->head = s->head;
+	w->irqs = s->irqs;
+	return NVME_CQ_BUSY;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_cq_check);
+
+static ktime_t lost_irq_period(void)
+{
+	return ms_to_ktime(READ_ONCE(nvme_lost_irq_poll_ms));
+}
+
+/* Context: any, with the queue's sq_lock held (nvme_lost_irq_arm()). */
+void nvme_lost_irq_start_timer(struct nvme_lost_irq *li)
+{
+	lockdep_assert_held(li->sq_lock);
+	hrtimer_start(&li->timer, lost_irq_period(), HRTIMER_MODE_REL_SOFT);
+}
+
+/* Context: softirq (soft hrtimer). */
+static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
+{
+	struct nvme_lost_irq *li = container_of(timer, struct nvme_lost_irq, timer);
+	struct nvme_cq_sample s = { };
+
+	if (!READ_ONCE(li->active) || !READ_ONCE(nvme_lost_irq_poll_ms))
+		return HRTIMER_NORESTART;
+
+	li->ops->sample(li, &s);
+	s.now_ns = ktime_get_ns();
+	s.irqs = READ_ONCE(li->irqs);
+	s.outstanding -= min(s.outstanding,
+			     READ_ONCE(li->aer_sent) - READ_ONCE(li->aer_done));
+	WRITE_ONCE(li->checks, li->checks + 1);
+
+	switch (nvme_cq_check(&li->watch, &s, 0)) {
+	case NVME_CQ_IDLE:
+		return HRTIMER_NORESTART;
+	case NVME_CQ_STUCK:
+		li->stall_ns = s.now_ns - li->watch.since_ns;
+		queue_work(system_highpri_wq, &li->work);
+		break;
+	case NVME_CQ_BUSY:
+		break;
+	}
+	hrtimer_forward_now(timer, lost_irq_period());
+	return HRTIMER_RESTART;
+}
+
+static void lost_irq_report(struct nvme_lost_irq *li, int reaped)
+{
+	struct nvme_lost_irq_ctrl *lc = li->ctrl;
+	int irq = li->ops->irq(li);
+	struct irq_data *d = irq_get_irq_data(irq);
+	const char *chip = d && d->chip ? d->chip->name : "?";
+	const char *domain = d && d->domain && d->domain->name ? d->domain->name : "?";
+	bool first;
+
+	mutex_lock(&lc->lock);
+	first = !lc->warned;
+	lc->warned = true;
+	mutex_unlock(&lc->lock);
+
+	if (first)
+		dev_warn(lc->dev,
+			 "completion interrupt lost on queue %u, irq %d (chip %s, domain %s): completions are being recovered by polling every %u ms (nvme.lost_irq_poll_ms)\n",
+			 li->qid, irq, chip, domain,
+			 READ_ONCE(nvme_lost_irq_poll_ms));
+	else if (__ratelimit(&lc->rs))
+		dev_info(lc->dev,
+			 "lost completion interrupts: %llu recoveries on queue %u so far (irq %d)\n",
+			 li->recoveries, li->qid, irq);
+}
+
+/* Context: process (system_highpri_wq), never concurrently for one queue. */
+static void lost_irq_work_fn(struct work_struct *work)
+{
+	struct nvme_lost_irq *li = container_of(work, struct nvme_lost_irq, work);
+	u64 stall_ns = li->stall_ns;
+	int reaped;
+
+	if (!READ_ONCE(li->active))
+		return;
+	reaped = li->ops->reap(li);
+	if (reaped <= 0)
+		return;		/* the handler got there first */
+
+	WRITE_ONCE(li->recoveries, li->recoveries + 1);
+	WRITE_ONCE(li->reaped, li->reaped + reaped);
+	if (stall_ns > li->max_stall_ns)
+		WRITE_ONCE(li->max_stall_ns, stall_ns);
+	trace_nvme_lost_irq_recovered(dev_name(li->ctrl->dev), li->qid, reaped,
+				      div_u64(stall_ns, NSEC_PER_USEC));
+	lost_irq_report(li, reaped);
+}
+
+/**
+ * nvme_lost_irq_start() - start watching an interrupt-driven queue
+ * @li: the queue's poller state
+ * @lc: its controller's state
+ * @ops: access to the queue
+ * @sq_lock: the queue's submission lock
+ * @qid: queue id
+ *
+ * Call after the queue's interrupt is requested.  The timer is armed by the
+ * first submission.  Context: process.
+ */
+void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc,
+			 const struct nvme_lost_irq_ops *ops, spinlock_t *sq_lock,
+			 u16 qid)
+{
+	if (!li->ctrl) {
+		mutex_lock(&lc->lock);
+		list_add_tail(&li->node, &lc->queues);
+		mutex_unlock(&lc->lock);
+	}
+	li->ctrl = lc;
+	li->ops = ops;
+	li->sq_lock = sq_lock;
+	li->qid = qid;
+	li->aer_sent = 0;
+	li->aer_done = 0;
+	memset(&li->watch, 0, sizeof(li->watch));
+	hrtimer_init(&li->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	li->timer.function = lost_irq_timer_fn;
+	INIT_WORK(&li->work, lost_irq_work_fn);
+
+	spin_lock(sq_lock);
+	li->active = true;
+	spin_unlock(sq_lock);
+}
+
+/**
+ * nvme_lost_irq_stop() - stop watching a queue
+ * @li: the queue's poller state
+ *
+ * Call before the queue's interrupt is freed.  Once it returns no check or
+ * recovery runs and none can be armed, so the queue may be torn down.
+ * Context: process; may sleep.
+ */
+void nvme_lost_irq_stop(struct nvme_lost_irq *li)
+{
+	if (!li->ctrl)
+		return;
+	spin_lock(li->sq_lock);
+	li->active = false;
+	spin_unlock(li->sq_lock);
+	hrtimer_cancel(&li->timer);
+	cancel_work_sync(&li->work);
+}
+
+static int lost_irq_show(struct seq_file *m, void *unused)
+{
+	struct nvme_lost_irq_ctrl *lc = m->private;
+	u64 checks = 0, recoveries = 0, reaped = 0, max_stall = 0;
+	struct nvme_lost_irq *li;
+
+	mutex_lock(&lc->lock);
+	list_for_each_entry(li, &lc->queues, node) {
+		checks += READ_ONCE(li->checks);
+		recoveries += READ_ONCE(li->recoveries);
+		reaped += READ_ONCE(li->reaped);
+		max_stall = max(max_stall, READ_ONCE(li->max_stall_ns));
+	}
+	seq_printf(m, "poll_ms: %u\n", READ_ONCE(nvme_lost_irq_poll_ms));
+	seq_printf(m, "checks: %llu\n", checks);
+	seq_printf(m, "recoveries: %llu\n", recoveries);
+	seq_printf(m, "completions_recovered: %llu\n", reaped);
+	seq_printf(m, "max_stall_us: %llu\n", div_u64(max_stall, NSEC_PER_USEC));
+	list_for_each_entry(li, &lc->queues, node) {
+		seq_printf(m, "q%u.checks: %llu\n", li->qid, READ_ONCE(li->checks));
+		seq_printf(m, "q%u.recoveries: %llu\n", li->qid, READ_ONCE(li->recoveries));
+		seq_printf(m, "q%u.completions_recovered: %llu\n", li->qid,
+			   READ_ONCE(li->reaped));
+		seq_printf(m, "q%u.max_stall_us: %llu\n", li->qid,
+			   div_u64(READ_ONCE(li->max_stall_ns), NSEC_PER_USEC));
+	}
+	mutex_unlock(&lc->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(lost_irq);
+
+/**
+ * nvme_lost_irq_ctrl_init() - set up a controller's poller state
+ * @lc: the state, in the controller's private data
+ * @dev: the controller's device
+ * @parent: the controller's debugfs directory (may be an error pointer)
+ *
+ * Context: process.
+ */
+void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc, struct device *dev,
+			     struct dentry *parent)
+{
+	lc->dev = dev;
+	mutex_init(&lc->lock);
+	INIT_LIST_HEAD(&lc->queues);
+	ratelimit_state_init(&lc->rs, 60 * HZ, 1);
+	lc->debugfs = debugfs_create_file("lost_irq", 0400, parent, lc,
+					  &lost_irq_fops);
+}
+
+/**
+ * nvme_lost_irq_ctrl_exit() - tear down a controller's poller state
+ * @lc: the state
+ *
+ * Call once every queue was stopped.  Context: process.
+ */
+void nvme_lost_irq_ctrl_exit(struct nvme_lost_irq_ctrl *lc)
+{
+	debugfs_remove(lc->debugfs);
+	lc->debugfs = NULL;
+}

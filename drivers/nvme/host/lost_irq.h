@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Recovery of lost completion interrupts for nvme-pci.
+ *
+ * A completion queue with commands outstanding is checked every
+ * nvme.lost_irq_poll_ms.  A completion that stays posted at the same CQ head
+ * across two checks, with no interrupt serviced in between, was not
+ * signalled: it is reaped by polling from process context, with the vector
+ * disabled, exactly as nvme_timeout() would reap it 30 s later.
+ */
+#ifndef _NVME_LOST_IRQ_H
+#define _NVME_LOST_IRQ_H
+
+#include <linux/device.h>
+#include <linux/fault-inject.h>
+#include <linux/hrtimer.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/ratelimit.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+/**
+ * struct nvme_cq_sample - what one check sees of a completion queue
+ * @now_ns: time of the check
+ * @irqs: interrupts serviced on the queue so far (wraps)
+ * @outstanding: commands submitted and not yet reaped
+ * @head: CQ head index
+ * @pending: a completion is posted at @head
+ */
+struct nvme_cq_sample {
+	u64 now_ns;
+	u32 irqs;
+	u32 outstanding;
+	u16 head;
+	bool pending;
+};
+
+/**
+ * struct nvme_cq_watch - what the checks of a queue remember
+ * @since_ns: when the completion now at @head was first seen posted, 0 if
+ *	none is
+ * @irqs: interrupts serviced at that time
+ * @head: CQ head at that time
+ */
+struct nvme_cq_watch {
+	u64 since_ns;
+	u32 irqs;
+	u16 head;
+};
+
+enum nvme_cq_verdict {
+	NVME_CQ_IDLE,	/* nothing outstanding: stop checking */
+	NVME_CQ_BUSY,	/* keep checking */
+	NVME_CQ_STUCK,	/* a completion waits with no interrupt: reap it */
+};
+
+enum nvme_cq_verdict nvme_cq_check(struct nvme_cq_watch *w,
+				   const struct nvme_cq_sample *s, u64 hold_ns);
+
+struct nvme_lost_irq;
+
+/**
+ * struct nvme_lost_irq_ops - the queue as the poller sees it
+ * @sample: fill in @head, @pending and @outstanding; any context, lockless
+ * @reap: reap posted completions with the vector disabled; process context;
+ *	returns how many were reaped
+ * @irq: the Linux interrupt number of the queue's vector
+ */
+struct nvme_lost_irq_ops {
+	void (*sample)(struct nvme_lost_irq *li, struct nvme_cq_sample *s);
+	int (*reap)(struct nvme_lost_irq *li);
+	int (*irq)(struct nvme_lost_irq *li);
+};
+
+/**
+ * struct nvme_lost_irq_ctrl - per-controller state of the poller
+ * @dev: the controller's device, for messages
+ * @debugfs: its lost_irq file
+ * @lock: protects @queues and @warned
+ * @queues: the queues that were ever started
+ * @warned: the one-time warning was printed
+ * @rs: rate limit of the messages after it
+ */
+struct nvme_lost_irq_ctrl {
+	struct device *dev;
+	struct dentry *debugfs;
+	struct mutex lock;	/* protects @queues and @warned */
+	struct list_head queues;
+	bool warned;
+	struct ratelimit_state rs;
+};
+
+/**
+ * struct nvme_lost_irq - per-queue state of the poller
+ * @timer: the periodic check, armed only while commands are outstanding
+ * @work: the recovery, in process context
+ * @ops: access to the queue
+ * @ctrl: the controller's state
+ * @sq_lock: the queue's submission lock, held by nvme_lost_irq_arm() callers
+ * @node: entry in @ctrl->queues
+ * @watch: what the checks remember
+ * @irqs: interrupts serviced; written by the interrupt handler only
+ * @aer_sent: asynchronous event requests submitted (admin queue, sq_lock)
+ * @aer_done: asynchronous event requests completed (completion path)
+ * @qid: queue id
+ * @active: started and not stopped; changed under @sq_lock
+ * @stall_ns: how long the completion the last check found stuck had waited
+ * @checks: statistics, single writer each: checks made
+ * @recoveries: recoveries that reaped at least one completion
+ * @reaped: completions reaped by recoveries
+ * @max_stall_ns: longest wait of a recovered completion
+ */
+struct nvme_lost_irq {
+	struct hrtimer timer;
+	struct work_struct work;
+	const struct nvme_lost_irq_ops *ops;
+	struct nvme_lost_irq_ctrl *ctrl;
+	spinlock_t *sq_lock;	/* the queue's, serialises @active */
+	struct list_head node;
+	struct nvme_cq_watch watch;
+	u32 irqs;
+	u32 aer_sent;
+	u32 aer_done;
+	u16 qid;
+	bool active;
+	u64 stall_ns;
+	u64 checks;
+	u64 recoveries;
+	u64 reaped;
+	u64 max_stall_ns;
+};
+
+extern unsigned int nvme_lost_irq_poll_ms;
+
+void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc, struct device *dev,
+			     struct dentry *parent);
+void nvme_lost_irq_ctrl_exit(struct nvme_lost_irq_ctrl *lc);
+void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc,
+			 const struct nvme_lost_irq_ops *ops, spinlock_t *sq_lock,
+			 u16 qid);
+void nvme_lost_irq_stop(struct nvme_lost_irq *li);
+void nvme_lost_irq_start_timer(struct nvme_lost_irq *li);
+
+#ifdef CONFIG_FAULT_INJECTION
+extern struct fault_attr nvme_fail_lost_irq;
+bool nvme_lost_irq_inject(struct nvme_lost_irq *li);
+#endif
+void nvme_lost_irq_inject_debugfs(struct dentry *parent);
+
+/**
+ * nvme_lost_irq_note() - account an interrupt of the queue
+ * @li: the queue's poller state
+ *
+ * Context: the queue's interrupt handler (hardirq, or its primary handler in
+ * threaded mode).
+ *
+ * Return: false if fault injection drops the interrupt: the handler must
+ * then return at once, without looking at the CQ, as if it never came.
+ */
+static inline bool nvme_lost_irq_note(struct nvme_lost_irq *li)
+{
+#ifdef CONFIG_FAULT_INJECTION
+	if (unlikely(READ_ONCE(nvme_fail_lost_irq.probability)) &&
+	    nvme_lost_irq_inject(li))
+		return false;
+#endif
+	WRITE_ONCE(li->irqs, li->irqs + 1);
+	return true;
+}
+
+/**
+ * nvme_lost_irq_arm() - commands were submitted: make sure a check comes
+ * @li: the queue's poller state
+ *
+ * Context: any, with the queue's sq_lock held.  Costs a test of the timer
+ * while it is armed, which it is as long as the queue is busy.
+ */
+static inline void nvme_lost_irq_arm(struct nvme_lost_irq *li)
+{
+	if (li->active && READ_ONCE(nvme_lost_irq_poll_ms) &&
+	    !hrtimer_is_queued(&li->timer))
+		nvme_lost_irq_start_timer(li);
+}
+
+/* Asynchronous event requests never complete on their own: not outstanding. */
+static inline void nvme_lost_irq_aer_sent(struct nvme_lost_irq *li)
+{
+	li->aer_sent++;
+}
+
+static inline void nvme_lost_irq_aer_done(struct nvme_lost_irq *li)
+{
+	li->aer_done++;
+}
+
+#endif /* _NVME_LOST_IRQ_H */

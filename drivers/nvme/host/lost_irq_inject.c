@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fault injection for the nvme-pci lost interrupt poller: make an I/O
+ * queue's interrupt handler return as if the MSI had never arrived.
+ *
+ * Configured with the standard fault attributes in
+ * /sys/kernel/debug/nvme_pci/fail_lost_irq/ or with
+ * nvme.fail_lost_irq=<interval>,<probability>,<space>,<times>, and limited to
+ * one I/O queue with /sys/kernel/debug/nvme_pci/fail_lost_irq_qid (0: all).
+ */
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+
+#include "lost_irq.h"
+#include "pci_debugfs.h"
+
+#ifdef CONFIG_FAULT_INJECTION
+
+DECLARE_FAULT_ATTR(nvme_fail_lost_irq);
+static unsigned int fail_lost_irq_qid;
+
+/* Context: early boot (built in, before slab) or process; no allocation. */
+static int fail_lost_irq_set(const char *val, const struct kernel_param *kp)
+{
+	char buf[64];
+
+	if (strscpy(buf, val, sizeof(buf)) < 0)
+		return -EINVAL;
+	return setup_fault_attr(&nvme_fail_lost_irq, strim(buf)) ? 0 : -EINVAL;
+}
+
+static const struct kernel_param_ops fail_lost_irq_ops = {
+	.set = fail_lost_irq_set,
+};
+module_param_cb(fail_lost_irq, &fail_lost_irq_ops, NULL, 0200);
+MODULE_PARM_DESC(fail_lost_irq,
+		 "drop I/O queue interrupts as if lost: <interval>,<probability>,<space>,<times>");
+
+/**
+ * nvme_lost_irq_inject() - should this interrupt be dropped?
+ * @li: the queue's poller state
+ *
+ * Context: hardirq, only when a probability is set.
+ *
+ * Return: true to drop it.
+ */
+bool nvme_lost_irq_inject(struct nvme_lost_irq *li)
+{
+	u32 qid = READ_ONCE(fail_lost_irq_qid);
+
+	if (!li->qid || (qid && qid != li->qid))
+		return false;
+	return should_fail(&nvme_fail_lost_irq, 1);
+}
+
+/* Context: process.  @parent is /sys/kernel/debug/nvme_pci. */
+void nvme_lost_irq_inject_debugfs(struct dentry *parent)
+{
+	static const struct nvme_pci_knob qid = {
+		.name = "fail_lost_irq_qid", .val = &fail_lost_irq_qid,
+		.min = 0, .max = U16_MAX,
+	};
+
+	fault_create_debugfs_attr("fail_lost_irq", parent, &nvme_fail_lost_irq);
+	nvme_pci_debugfs_knob(parent, &qid);
+}
+
+#else
+
+void nvme_lost_irq_inject_debugfs(struct dentry *parent)
+{
+}
+
+#endif /* CONFIG_FAULT_INJECTION */

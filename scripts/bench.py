@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""make bench: side-by-side benchmark of the series against stock 6.12.
+
+Reads bench/matrix, boots one guest per mode and repetition (modes
+interleaved), runs the mode's cases with fio in it and writes out/bench/:
+results.json (every run and the summary), results.md (a table per
+scenario, with ratios to the scenario's first mode) and PNG plots.
+
+Environment: QUICK=1 (the modes marked quick, one repetition, 2 s runs),
+REPS=N, BENCH_MATRIX=file, SCENARIOS=a,b (only those).
+"""
+import itertools
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(os.environ.get('OUT', os.path.join(TOP, 'out')), 'bench')
+QUICK = os.environ.get('QUICK', '') not in ('', '0')
+
+# metric key, column title, format, higher is better
+METRICS = [
+    ('iops', 'IOPS', '{:.0f}', True),
+    ('clat_p50_us', 'p50 us', '{:.0f}', False),
+    ('clat_p99_us', 'p99 us', '{:.0f}', False),
+    ('clat_p999_us', 'p99.9 us', '{:.0f}', False),
+    ('clat_max_us', 'max us', '{:.0f}', False),
+    ('irqs_per_io', 'irqs/IO', '{:.3f}', False),
+    ('hardirq_us_per_io', 'hardirq us/IO', '{:.2f}', False),
+    ('softirq_us_per_io', 'softirq us/IO', '{:.2f}', False),
+]
+
+
+def die(msg):
+    sys.exit(f'bench: {msg}')
+
+
+def parse_matrix(path):
+    defaults = {}
+    modes = []
+    for n, raw in enumerate(open(path), 1):
+        line = raw.split('#', 1)[0].strip()
+        if not line:
+            continue
+        words = line.split()
+        if words[0] == '@defaults':
+            for w in words[1:]:
+                k, _, v = w.partition('=')
+                defaults[k] = v
+            continue
+        if len(words) < 2:
+            die(f'{path}:{n}: a line needs a scenario and a mode')
+        opts = dict(defaults)
+        boot = []
+        quick = False
+        for w in words[2:]:
+            if w == 'quick':
+                quick = True
+            elif w.startswith('boot:'):
+                boot.append(w[5:])
+            elif '=' in w:
+                k, _, v = w.partition('=')
+                opts[k] = v
+            else:
+                die(f'{path}:{n}: cannot read "{w}"')
+        modes.append({
+            'scenario': words[0], 'mode': words[1], 'quick': quick,
+            'kernel': opts.pop('kernel', 'bench'),
+            'reps': int(opts.pop('reps', 3)),
+            'boot': boot,
+            'vm': {k[3:]: v for k, v in opts.items() if k.startswith('vm:')},
+            'fio': {k[4:]: v for k, v in opts.items() if k.startswith('fio:')},
+        })
+    return modes
+
+
+def cases_of(mode):
+    """Expand comma lists of fio options into one case each."""
+    keys = [k for k, v in mode['fio'].items() if ',' in v]
+    lists = [mode['fio'][k].split(',') for k in keys]
+    cases = []
+    for values in itertools.product(*lists):
+        fio = dict(mode['fio'])
+        fio.update(zip(keys, values))
+        if QUICK:
+            fio['runtime'] = '2'
+            fio['ramp_time'] = '0'
+        label = ' '.join(f'{k}={v}' for k, v in zip(keys, values)) or 'run'
+        cases.append({'case': label, 'fio': fio})
+    return cases
+
+
+def boot(mode, rep, cases):
+    name = f"{mode['scenario']}-{mode['mode']}-r{rep}"
+    res = os.path.join(OUT, 'runs', name)
+    shutil.rmtree(res, ignore_errors=True)
+    os.makedirs(res)
+    json.dump(cases, open(os.path.join(res, 'jobs.json'), 'w'))
+    vm = [os.path.join(TOP, 'scripts', 'vm'), '--results', res]
+    if mode['kernel'] in ('stock', 'bench'):
+        vm.append('--' + mode['kernel'])
+    else:
+        vm += ['--kernel', mode['kernel']]
+    for k, v in mode['vm'].items():
+        vm += [f'--{k}', v]
+    vm += ['--append', ' '.join(['kunit.enable=0'] + mode['boot'])]
+    guest = os.path.join(TOP, 'scripts', 'guest', 'bench-run')
+    vm += ['--', f'{guest} $RESULTS/jobs.json $RESULTS/results.jsonl']
+    rc = subprocess.run(vm).returncode
+    runs = []
+    path = os.path.join(res, 'results.jsonl')
+    if os.path.exists(path):
+        for line in open(path):
+            r = json.loads(line)
+            r.update(scenario=mode['scenario'], mode=mode['mode'], rep=rep)
+            runs.append(r)
+    if rc != 0:
+        print(f'bench: guest {name} exited {rc}; see {res}/console.log', file=sys.stderr)
+        runs.append({'scenario': mode['scenario'], 'mode': mode['mode'],
+                     'rep': rep, 'case': '*', 'failed': rc})
+    return runs
+
+
+def summarise(modes, runs):
+    summary = []
+    for m in modes:
+        for c in cases_of(m):
+            ok = [r for r in runs if r['scenario'] == m['scenario'] and
+                  r['mode'] == m['mode'] and r['case'] == c['case'] and
+                  'failed' not in r]
+            row = {'scenario': m['scenario'], 'mode': m['mode'],
+                   'case': c['case'], 'runs': len(ok)}
+            for key, *_ in METRICS:
+                vals = [r[key] for r in ok if r.get(key) is not None]
+                if vals:
+                    row[key] = {'median': statistics.median(vals),
+                                'min': min(vals), 'max': max(vals)}
+            summary.append(row)
+    return summary
+
+
+def fmt(fmtstr, v):
+    return fmtstr.format(v) if v is not None else '-'
+
+
+def write_markdown(meta, summary, path):
+    lines = [f"# make bench results ({meta['date']})", '',
+             f"{meta['reps']} repetition(s) per case, modes interleaved; "
+             'median [min-max]; the ratio is to the scenario\'s first mode '
+             '(its baseline).  QEMU/TCG: read ratios and interrupt counts, '
+             'not absolute speed.', '']
+    for scen in dict.fromkeys(r['scenario'] for r in summary):
+        rows = [r for r in summary if r['scenario'] == scen]
+        base_mode = rows[0]['mode']
+        lines += [f'## {scen}', '']
+        head = ['mode', 'case'] + [t for _, t, _, _ in METRICS] + ['IOPS ratio', 'irqs/IO ratio']
+        lines += ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+        for r in rows:
+            base = next((b for b in rows if b['mode'] == base_mode and b['case'] == r['case']), None)
+            cells = [r['mode'], r['case']]
+            for key, _, f, _ in METRICS:
+                m = r.get(key)
+                if not m:
+                    cells.append('-')
+                elif key == 'iops':
+                    cells.append(f"{fmt(f, m['median'])} [{fmt(f, m['min'])}-{fmt(f, m['max'])}]")
+                else:
+                    cells.append(fmt(f, m['median']))
+            for key in ('iops', 'irqs_per_io'):
+                b = base.get(key, {}).get('median') if base else None
+                v = r.get(key, {}).get('median')
+                cells.append(f'{v / b:.2f}' if b and v is not None else '-')
+            lines.append('| ' + ' | '.join(cells) + ' |')
+        lines.append('')
+        for key, title in (('iops', 'IOPS'), ('clat_p99_us', 'p99'), ('irqs_per_io', 'irqs')):
+            lines.append(f'![{scen} {title}]({scen}-{key}.png)')
+        lines.append('')
+    open(path, 'w').write('\n'.join(lines))
+
+
+def plot(summary, outdir):
+    """One clustered histogram per scenario and metric: cases x modes."""
+    if not shutil.which('gnuplot'):
+        die('gnuplot missing: run make deps')
+    made = []
+    for scen in dict.fromkeys(r['scenario'] for r in summary):
+        rows = [r for r in summary if r['scenario'] == scen]
+        modes = list(dict.fromkeys(r['mode'] for r in rows))
+        cases = list(dict.fromkeys(r['case'] for r in rows))
+        for key, title in (('iops', 'IOPS (median)'),
+                           ('clat_p99_us', 'completion latency p99, us (median)'),
+                           ('irqs_per_io', 'NVMe interrupts per completed I/O (median)')):
+            dat = os.path.join(outdir, f'{scen}-{key}.dat')
+            with open(dat, 'w') as f:
+                f.write('case ' + ' '.join(f'"{m}"' for m in modes) + '\n')
+                for c in cases:
+                    vals = []
+                    for m in modes:
+                        r = next((x for x in rows if x['mode'] == m and x['case'] == c), {})
+                        v = r.get(key, {}).get('median')
+                        vals.append('0' if v is None else str(v))
+                    f.write(f'"{c}" ' + ' '.join(vals) + '\n')
+            png = os.path.join(outdir, f'{scen}-{key}.png')
+            script = f'''
+set terminal png size 900,480
+set output "{png}"
+set title "{scen}: {title}"
+set style data histogram
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set key outside right top
+set yrange [0:*]
+set grid ytics
+plot for [i=2:{len(modes) + 1}] "{dat}" using i:xtic(1) title columnheader(i)
+'''
+            r = subprocess.run(['gnuplot'], input=script, text=True,
+                               capture_output=True)
+            if r.returncode != 0:
+                die(f'gnuplot failed for {png}: {r.stderr}')
+            made.append(png)
+    return made
+
+
+def publish(outdir, plots):
+    """Keep the latest full run in the tree, for the README."""
+    dest = os.path.join(TOP, 'bench', 'results')
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
+    for f in ['results.md', 'results.json'] + [os.path.basename(p) for p in plots]:
+        shutil.copy(os.path.join(outdir, f), dest)
+
+
+def main():
+    matrix = os.environ.get('BENCH_MATRIX', os.path.join(TOP, 'bench', 'matrix'))
+    modes = parse_matrix(matrix)
+    only = os.environ.get('SCENARIOS')
+    if only:
+        modes = [m for m in modes if m['scenario'] in only.split(',')]
+    if QUICK:
+        modes = [m for m in modes if m['quick']]
+    if not modes:
+        die('no modes selected')
+    reps = 1 if QUICK else int(os.environ.get('REPS', 0) or max(m['reps'] for m in modes))
+    os.makedirs(OUT, exist_ok=True)
+    for stale in os.listdir(OUT):
+        if stale.endswith(('.png', '.dat')):
+            os.remove(os.path.join(OUT, stale))
+
+    plan = [(rep, m) for rep in range(1, reps + 1) for m in modes]
+    per_case = 2 if QUICK else int(modes[0]['fio'].get('runtime', 8)) + 1
+    est = {id(m): 6 + len(cases_of(m)) * (per_case + 2) for m in modes}
+    remaining = sum(est[id(m)] for _, m in plan)
+    runs = []
+    t0 = time.time()
+    for k, (rep, m) in enumerate(plan, 1):
+        print(f"[{k}/{len(plan)}] {m['scenario']}/{m['mode']} rep {rep}: "
+              f"{time.time() - t0:.0f}s elapsed, ~{remaining:.0f}s to go", flush=True)
+        start = time.time()
+        runs += boot(m, rep, cases_of(m))
+        took = time.time() - start
+        remaining = max(0, remaining - est[id(m)])
+        # correct the estimate by how long this boot really took
+        scale = took / est[id(m)]
+        remaining *= scale if 0.3 < scale < 3 else 1
+
+    meta = {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
+            'quick': QUICK, 'reps': reps, 'matrix': os.path.relpath(matrix, TOP),
+            'seconds': round(time.time() - t0)}
+    summary = summarise(modes, runs)
+    json.dump({'meta': meta, 'runs': runs, 'summary': summary},
+              open(os.path.join(OUT, 'results.json'), 'w'), indent=1)
+    write_markdown(meta, summary, os.path.join(OUT, 'results.md'))
+    plots = plot(summary, OUT)
+    failed = [r for r in runs if 'failed' in r]
+    if not QUICK and not only and not failed:
+        publish(OUT, plots)
+    print(f'bench: {len(runs)} runs in {meta["seconds"]} s, {len(failed)} failed; '
+          f'{OUT}/results.md, results.json and {len(plots)} plots')
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == '__main__':
+    main()

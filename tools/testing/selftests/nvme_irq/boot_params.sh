@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The series' boot parameters take effect: every one given on the kernel
+# command line shows up where it is documented to; absent ones are skipped.
+
+DIR=$(dirname "$0")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/lib.sh"
+
+ktap_print_header
+require_root
+ktap_set_plan 2
+
+ms=$(cmdline_value nvme.lost_irq_poll_ms "")
+if [ -z "$ms" ]; then
+	ktap_test_skip "nvme.lost_irq_poll_ms not on the command line"
+else
+	ktap_test_result "nvme.lost_irq_poll_ms=$ms took effect" \
+		[ "$(cat /sys/module/nvme/parameters/lost_irq_poll_ms)" = "$ms" ]
+fi
+
+fail=$(cmdline_value nvme.fail_lost_irq "")
+attr=/sys/kernel/debug/nvme_pci/fail_lost_irq
+if [ -z "$fail" ]; then
+	ktap_test_skip "nvme.fail_lost_irq not on the command line"
+elif [ ! -d "$attr" ]; then
+	ktap_test_fail "nvme.fail_lost_irq given but $attr missing"
+else
+	got=$(cat "$attr/interval" "$attr/probability" "$attr/space" \
+		"$attr/times" | paste -sd,)
+	ktap_print_msg "fail_lost_irq: command line $fail, debugfs $got"
+	ktap_test_result "nvme.fail_lost_irq=$fail took effect" [ "$got" = "$fail" ]
+fi
+
+ktap_finished

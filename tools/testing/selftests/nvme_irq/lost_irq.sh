@@ -1,0 +1,191 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Lost completion interrupts: the fail_lost_irq injector drops I/O queue
+# interrupts; with the poller on, I/O completes and verifies, nothing times
+# out, the counters and the tracepoint show the recoveries and one warning
+# per controller names the vector.  With the poller off, an I/O hit by the
+# injector stalls until io_timeout and ends in "completion polled", as in
+# the field.  Bad parameter values are rejected; controller resets during
+# injected loss do not hang or lose data.
+
+DIR=$(dirname "$0")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/lib.sh"
+
+DBG=/sys/kernel/debug/nvme_pci
+FAIL=$DBG/fail_lost_irq
+PARAM=/sys/module/nvme/parameters/lost_irq_poll_ms
+WORK=${TMPDIR:-/tmp}/nvme_irq_lost
+WARNING="completion interrupt lost on queue"
+
+ktap_print_header
+require_root
+if [ ! -w "$PARAM" ] || [ ! -d "$FAIL" ]; then
+	ktap_skip_all "needs nvme.lost_irq_poll_ms and CONFIG_FAULT_INJECTION_DEBUG_FS"
+	exit "$KSFT_SKIP"
+fi
+ctrls=$(nvme_ctrls)
+if [ -z "$ctrls" ]; then
+	ktap_skip_all "no NVMe controller"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$WORK"
+ktap_set_plan 17
+
+default_ms=$(cat "$PARAM")
+inject() {	# inject QID PROBABILITY: 0 0 turns it off
+	echo "$1" > "$DBG/fail_lost_irq_qid"
+	echo 0 > "$FAIL/verbose"
+	echo 1 > "$FAIL/interval"
+	echo -1 > "$FAIL/times"
+	echo "$2" > "$FAIL/probability"
+}
+cleanup() {
+	inject 0 0
+	echo "$default_ms" > "$PARAM"
+}
+trap cleanup EXIT
+
+# checks for ktap_test_result, which runs its command unquoted
+no_timeouts() {
+	! dmesg | grep -q timeout
+}
+completion_polled() {
+	dmesg | grep -q 'QID 1 timeout, completion polled'
+}
+warned_once() {	# $once: no controller warned twice
+	$once && dmesg | grep "$WARNING" | grep -q 'irq [0-9]* (chip '
+}
+
+counter() {	# counter CTRL KEY
+	awk -F': ' -v k="$2" '$1 == k { print $2 }' "$DBG/$1/lost_irq"
+}
+total_recoveries() {
+	local c n=0
+
+	for c in $ctrls; do
+		n=$((n + $(counter "$c" recoveries)))
+	done
+	echo "$n"
+}
+
+# fio_verify NAME [extra fio options]: randrw with crc32c verify on every
+# namespace, one job per drive and CPU; true if fio reports no error
+fio_verify() {
+	local name=$1 out=$WORK/$1.json args=() i=0 dev
+	shift
+	for dev in /dev/nvme*n1; do
+		args+=(--name="d$i" --filename="$dev")
+		i=$((i + 1))
+	done
+	fio --output-format=json --output="$out" --rw=randrw --bs=4k \
+		--ioengine=libaio --direct=1 --iodepth=16 --size=16m \
+		--verify=crc32c --verify_fatal=1 --numjobs=1 "$@" \
+		"${args[@]}" > /dev/null 2> "$WORK/$name.err" || return 1
+	python3 - "$out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+errs = sum(j['error'] for j in d['jobs'])
+ios = sum(j['read']['total_ios'] + j['write']['total_ios'] for j in d['jobs'])
+print(f"# fio: {ios} I/Os, {errs} errors")
+sys.exit(1 if errs or not ios else 0)
+EOF
+}
+
+dmesg -C
+# 1-6: every interrupt of queue 1 lost, then half of all I/O queues' ones
+before=$(total_recoveries)
+inject 1 100
+ktap_test_result "fio verify clean with every queue 1 interrupt lost" \
+	fio_verify all-q1 --cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split
+inject 0 50
+trace-cmd start -e nvme_pci:nvme_lost_irq_recovered > /dev/null 2>&1
+fio_verify half-all
+ok=$?
+trace-cmd stop > /dev/null 2>&1
+trace-cmd show > "$WORK/trace.txt" 2> /dev/null
+trace-cmd reset > /dev/null 2>&1
+inject 0 0
+ktap_test_result "fio verify clean with 50% of all I/O queue interrupts lost" [ $ok -eq 0 ]
+after=$(total_recoveries)
+ktap_print_msg "recoveries: $before before, $after after"
+ktap_test_result "recovery counters grew" [ "$after" -gt "$before" ]
+events=$(grep -c 'nvme_lost_irq_recovered:.*reaped=' "$WORK/trace.txt")
+ktap_print_msg "$events nvme_lost_irq_recovered events traced"
+ktap_test_result "tracepoint reported recoveries" [ "$events" -gt 0 ]
+ktap_test_result "no I/O timed out" no_timeouts
+once=true
+for c in $ctrls; do
+	n=$(dmesg | grep "$c: " | grep -c "$WARNING")
+	[ "$(counter "$c" recoveries)" -gt 0 ] || continue
+	ktap_print_msg "$c: warning printed $n time(s)"
+	[ "$n" -eq 1 ] || once=false
+done
+ktap_test_result "one warning per controller, naming the vector" \
+	warned_once
+
+# 7-12: bad values of the parameter and the knob are rejected, value kept
+echo 7 > "$PARAM"
+for bad in -1 abc 1001 99999999999999999999 ''; do
+	if echo "$bad" > "$PARAM" 2> /dev/null; then
+		ktap_test_fail "lost_irq_poll_ms rejects '$bad'"
+	else
+		ktap_test_result "lost_irq_poll_ms rejects '$bad' and keeps 7" \
+			[ "$(cat "$PARAM")" = 7 ]
+	fi
+done
+echo 3 > "$DBG/fail_lost_irq_qid"
+if echo 70000 > "$DBG/fail_lost_irq_qid" 2> /dev/null; then
+	ktap_test_fail "fail_lost_irq_qid rejects 70000"
+else
+	ktap_test_result "fail_lost_irq_qid rejects 70000 and keeps 3" \
+		[ "$(cat "$DBG/fail_lost_irq_qid")" = 3 ]
+fi
+echo "$default_ms" > "$PARAM"
+
+# 13-14: poller off, every interrupt of queue 1 lost, short timeout: the read
+# stalls until io_timeout and is found by nvme_timeout(), as in the field
+dev=nvme0n1
+cpu=$(cut -d, -f1 "/sys/block/$dev/mq/0/cpu_list" | cut -d- -f1)
+echo 2000 > "/sys/block/$dev/queue/io_timeout"
+echo 0 > "$PARAM"
+dmesg -C
+inject 1 100
+start=$(date +%s%N)
+taskset -c "$cpu" dd if=/dev/$dev of=/dev/null bs=4k count=1 iflag=direct 2> /dev/null
+rc=$?
+took=$((($(date +%s%N) - start) / 1000000))
+inject 0 0
+echo "$default_ms" > "$PARAM"
+echo 30000 > "/sys/block/$dev/queue/io_timeout"
+ktap_print_msg "read on CPU $cpu (queue 1) with the poller off took $took ms"
+ktap_test_result "poller off: the read still completes" [ $rc -eq 0 ]
+ktap_test_result "poller off: nvme_timeout() logs 'completion polled'" \
+	completion_polled
+
+# 15-17: controller resets in a loop during injected-loss I/O
+dmesg -C
+inject 0 30
+fio_verify reset --time_based --runtime=12 &
+fio_pid=$!
+resets=0
+for i in 1 2 3 4; do
+	sleep 2
+	echo 1 > /sys/class/nvme/nvme0/reset_controller && resets=$((resets + 1))
+	for t in $(seq 50); do
+		[ "$(cat /sys/class/nvme/nvme0/state)" = live ] && break
+		sleep 0.2
+	done
+done
+wait $fio_pid
+ok=$?
+inject 0 0
+ktap_print_msg "$resets resets of nvme0 during the run"
+ktap_test_result "resets during injected loss: fio verify clean" [ $ok -eq 0 ]
+ktap_test_result "resets during injected loss: nvme0 is live" \
+	[ "$(cat /sys/class/nvme/nvme0/state)" = live ]
+ktap_test_result "resets during injected loss: nothing timed out" \
+	no_timeouts
+
+ktap_finished
