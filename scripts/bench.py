@@ -89,7 +89,6 @@ def cases_of(mode):
         fio.update(zip(keys, values))
         if QUICK:
             fio['runtime'] = '2'
-            fio['ramp_time'] = '0'
         label = ' '.join(f'{k}={v}' for k, v in zip(keys, values)) or 'run'
         cases.append({'case': label, 'fio': fio})
     return cases

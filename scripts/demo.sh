@@ -17,7 +17,7 @@ grep '^fail ' "$res/kunit.txt" || true
 echo
 python3 - "$res/demo.txt" <<'PY'
 import json, sys
-rows = [l.split(': ', 1) for l in open(sys.argv[1]) if l.startswith('QD')]
+rows = [l.split(': ', 1) for l in open(sys.argv[1]) if l.startswith(('QD', 'LOST'))]
 if rows:
     print(f"{'':6}{'IOPS':>10}{'irqs/IO':>10}{'p50 us':>9}{'p99 us':>9}")
     for qd, js in rows:
@@ -32,6 +32,6 @@ for md in "$OUT/bench/results.md" "$TOP/bench/results/results.md"; do
 	[ -f "$md" ] || continue
 	echo
 	echo "== latest make bench results ($md)"
-	sed -n '/^## /,/^$/p' "$md" | cut -c1-200 | head -24
+	awk '/^## /{p=1} p && /^!\[/{exit} p' "$md" | cut -c1-220 | head -24
 	break
 done

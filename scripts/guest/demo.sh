@@ -14,3 +14,19 @@ for qd in 1 32; do
 		--time_based)
 	echo "QD$qd: $r"
 done
+
+echo "== Lost completion interrupts: every interrupt of queue 1 dropped, QD1 reads for 4 s"
+dbg=/sys/kernel/debug/nvme_pci
+echo 1 > $dbg/fail_lost_irq_qid
+echo 0 > $dbg/fail_lost_irq/verbose
+echo -1 > $dbg/fail_lost_irq/times
+echo 100 > $dbg/fail_lost_irq/probability
+r=$("$here/fio-irq" --name=lost --filename=$dev --rw=randread --bs=4k \
+	--ioengine=libaio --direct=1 --iodepth=1 --runtime=4 --time_based \
+	--cpus_allowed="$(cut -d, -f1 /sys/block/nvme0n1/mq/0/cpu_list)")
+echo 0 > $dbg/fail_lost_irq/probability
+echo "LOST: $r"
+echo "poller counters ($dbg/nvme0/lost_irq):"
+grep -v '^q' $dbg/nvme0/lost_irq | sed 's/^/  /'
+dmesg | grep 'completion interrupt lost' | sed 's/^/  /'
+echo "(stock 6.12: each such read waits for nvme_core.io_timeout, 30 s)"

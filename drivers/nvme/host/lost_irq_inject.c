@@ -55,7 +55,11 @@ bool nvme_lost_irq_inject(struct nvme_lost_irq *li)
 	return should_fail(&nvme_fail_lost_irq, 1);
 }
 
-/* Context: process.  @parent is /sys/kernel/debug/nvme_pci. */
+/*
+ * Context: module init, before any user can write the attributes.  Quiet by
+ * default: at a useful loss rate a stack dump per dropped interrupt floods
+ * the console; set verbose in debugfs to see them.
+ */
 void nvme_lost_irq_inject_debugfs(struct dentry *parent)
 {
 	static const struct nvme_pci_knob qid = {
@@ -63,6 +67,7 @@ void nvme_lost_irq_inject_debugfs(struct dentry *parent)
 		.min = 0, .max = U16_MAX,
 	};
 
+	nvme_fail_lost_irq.verbose = 0;
 	fault_create_debugfs_attr("fail_lost_irq", parent, &nvme_fail_lost_irq);
 	nvme_pci_debugfs_knob(parent, &qid);
 }

@@ -31,7 +31,7 @@ if [ -z "$ctrls" ]; then
 	exit "$KSFT_SKIP"
 fi
 mkdir -p "$WORK"
-ktap_set_plan 17
+ktap_set_plan 20
 
 default_ms=$(cat "$PARAM")
 inject() {	# inject QID PROBABILITY: 0 0 turns it off
@@ -187,5 +187,33 @@ ktap_test_result "resets during injected loss: nvme0 is live" \
 	[ "$(cat /sys/class/nvme/nvme0/state)" = live ]
 ktap_test_result "resets during injected loss: nothing timed out" \
 	no_timeouts
+
+# 18-20: remove the last controller's PCI function during injected-loss
+# I/O (its I/O fails, nothing else may), then rescan the bus
+last=$(echo "$ctrls" | tail -n 1)
+pcidev=$(basename "$(readlink -f "/sys/class/nvme/$last/device")")
+nctrls=$(echo "$ctrls" | wc -w)
+dmesg -C
+inject 0 30
+fio --name=gone --filename="/dev/${last}n1" --rw=randread --bs=4k \
+	--ioengine=libaio --direct=1 --iodepth=16 --runtime=10 --time_based \
+	> /dev/null 2>&1 &
+fio_pid=$!
+sleep 2
+echo 1 > "/sys/bus/pci/devices/$pcidev/remove"
+wait $fio_pid
+gone=$([ -e "$DBG/$last" ] && echo present || echo removed)
+echo 1 > /sys/bus/pci/rescan
+for t in $(seq 50); do
+	[ "$(nvme_ctrls | wc -w)" -eq "$nctrls" ] && break
+	sleep 0.2
+done
+inject 0 0
+ktap_print_msg "removed $pcidev ($last) during I/O; its debugfs directory: $gone"
+ktap_test_result "removal during injected loss: debugfs directory removed" \
+	[ "$gone" = removed ]
+ktap_test_result "removal during injected loss: rescan brings $nctrls controllers back" \
+	[ "$(nvme_ctrls | wc -w)" -eq "$nctrls" ]
+ktap_test_result "removal during injected loss: nothing timed out" no_timeouts
 
 ktap_finished
