@@ -8,7 +8,8 @@ results.json (every run and the summary), results.md (a table per
 scenario, with ratios to the scenario's first mode) and PNG plots.
 
 Environment: QUICK=1 (the modes marked quick, one repetition, 2 s runs),
-REPS=N, BENCH_MATRIX=file, SCENARIOS=a,b (only those).
+REPS=N, BENCH_MATRIX=file, SCENARIOS=a,b (only those), REPLOT=1 (redo
+results.md and the plots from out/bench/results.json without running).
 """
 import itertools
 import json
@@ -33,6 +34,7 @@ METRICS = [
     ('irqs_per_io', 'irqs/IO', '{:.3f}', False),
     ('hardirq_us_per_io', 'hardirq us/IO', '{:.2f}', False),
     ('softirq_us_per_io', 'softirq us/IO', '{:.2f}', False),
+    ('lost_irq_recoveries', 'lost-irq recoveries', '{:.0f}', False),
 ]
 
 
@@ -205,6 +207,9 @@ def plot(summary, outdir):
                         vals.append('0' if v is None else str(v))
                     f.write(f'"{c}" ' + ' '.join(vals) + '\n')
             png = os.path.join(outdir, f'{scen}-{key}.png')
+            vals = [r[key]['median'] for r in rows if r.get(key, {}).get('median')]
+            # latencies spanning decades (a timeout next to a poll) need a log scale
+            log = key.startswith('clat') and vals and max(vals) > 100 * min(vals)
             script = f'''
 set terminal png size 900,480
 set output "{png}"
@@ -213,7 +218,7 @@ set style data histogram
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set key outside right top
-set yrange [0:*]
+{'set logscale y' if log else 'set yrange [0:*]'}
 set grid ytics
 plot for [i=2:{len(modes) + 1}] "{dat}" using i:xtic(1) title columnheader(i)
 '''
@@ -234,7 +239,18 @@ def publish(outdir, plots):
         shutil.copy(os.path.join(outdir, f), dest)
 
 
+def replot():
+    data = json.load(open(os.path.join(OUT, 'results.json')))
+    write_markdown(data['meta'], data['summary'], os.path.join(OUT, 'results.md'))
+    plots = plot(data['summary'], OUT)
+    if not data['meta']['quick']:
+        publish(OUT, plots)
+    print(f'bench: replotted {len(plots)} plots from {OUT}/results.json')
+
+
 def main():
+    if os.environ.get('REPLOT'):
+        return replot()
     matrix = os.environ.get('BENCH_MATRIX', os.path.join(TOP, 'bench', 'matrix'))
     modes = parse_matrix(matrix)
     only = os.environ.get('SCENARIOS')
