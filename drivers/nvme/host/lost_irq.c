@@ -190,11 +190,8 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc
 			 const struct nvme_lost_irq_ops *ops, spinlock_t *sq_lock,
 			 u16 qid)
 {
-	if (!li->ctrl) {
-		mutex_lock(&lc->lock);
-		list_add_tail(&li->node, &lc->queues);
-		mutex_unlock(&lc->lock);
-	}
+	bool first = !li->ctrl;
+
 	li->ctrl = lc;
 	li->ops = ops;
 	li->sq_lock = sq_lock;
@@ -205,6 +202,11 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc
 	hrtimer_init(&li->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	li->timer.function = lost_irq_timer_fn;
 	INIT_WORK(&li->work, lost_irq_work_fn);
+	if (first) {
+		mutex_lock(&lc->lock);
+		list_add_tail(&li->node, &lc->queues);
+		mutex_unlock(&lc->lock);
+	}
 
 	spin_lock(sq_lock);
 	li->active = true;
