@@ -9,7 +9,6 @@ results.md has a table per scenario, and every plot it names is a PNG.
 import json
 import os
 import re
-import sys
 
 OUT = os.path.join(os.environ.get('OUT', os.path.join(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))), 'out')), 'bench')

@@ -128,7 +128,7 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	return HRTIMER_RESTART;
 }
 
-static void lost_irq_report(struct nvme_lost_irq *li, int reaped)
+static void lost_irq_report(struct nvme_lost_irq *li)
 {
 	struct nvme_lost_irq_ctrl *lc = li->ctrl;
 	int irq = li->ops->irq(li);
@@ -172,7 +172,7 @@ static void lost_irq_work_fn(struct work_struct *work)
 		WRITE_ONCE(li->max_stall_ns, stall_ns);
 	trace_nvme_lost_irq_recovered(dev_name(li->ctrl->dev), li->qid, reaped,
 				      div_u64(stall_ns, NSEC_PER_USEC));
-	lost_irq_report(li, reaped);
+	lost_irq_report(li);
 }
 
 /**
@@ -278,18 +278,6 @@ void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc, struct device *dev,
 	mutex_init(&lc->lock);
 	INIT_LIST_HEAD(&lc->queues);
 	ratelimit_state_init(&lc->rs, 60 * HZ, 1);
-	lc->debugfs = debugfs_create_file("lost_irq", 0400, parent, lc,
-					  &lost_irq_fops);
-}
-
-/**
- * nvme_lost_irq_ctrl_exit() - tear down a controller's poller state
- * @lc: the state
- *
- * Call once every queue was stopped.  Context: process.
- */
-void nvme_lost_irq_ctrl_exit(struct nvme_lost_irq_ctrl *lc)
-{
-	debugfs_remove(lc->debugfs);
-	lc->debugfs = NULL;
+	/* removed with the controller's directory */
+	debugfs_create_file("lost_irq", 0400, parent, lc, &lost_irq_fops);
 }

@@ -77,7 +77,6 @@ struct nvme_lost_irq_ops {
 /**
  * struct nvme_lost_irq_ctrl - per-controller state of the poller
  * @dev: the controller's device, for messages
- * @debugfs: its lost_irq file
  * @lock: protects @queues and @warned
  * @queues: the queues that were ever started
  * @warned: the one-time warning was printed
@@ -85,7 +84,6 @@ struct nvme_lost_irq_ops {
  */
 struct nvme_lost_irq_ctrl {
 	struct device *dev;
-	struct dentry *debugfs;
 	struct mutex lock;	/* protects @queues and @warned */
 	struct list_head queues;
 	bool warned;
@@ -136,7 +134,6 @@ extern unsigned int nvme_lost_irq_poll_ms;
 
 void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc, struct device *dev,
 			     struct dentry *parent);
-void nvme_lost_irq_ctrl_exit(struct nvme_lost_irq_ctrl *lc);
 void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc,
 			 const struct nvme_lost_irq_ops *ops, spinlock_t *sq_lock,
 			 u16 qid);
