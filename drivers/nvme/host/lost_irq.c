@@ -114,7 +114,7 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 			     READ_ONCE(li->aer_sent) - READ_ONCE(li->aer_done));
 	WRITE_ONCE(li->checks, li->checks + 1);
 
-	switch (nvme_cq_check(&li->watch, &s, 0)) {
+	switch (nvme_cq_check(&li->watch, &s, s.hold_ns)) {
 	case NVME_CQ_IDLE:
 		return HRTIMER_NORESTART;
 	case NVME_CQ_STUCK:

@@ -28,9 +28,12 @@
  * @outstanding: commands submitted and not yet reaped
  * @head: CQ head index
  * @pending: a completion is posted at @head
+ * @hold_ns: how long the queue's interrupt may be held back on purpose
+ *	(interrupt moderation); 0 if it is signalled at once
  */
 struct nvme_cq_sample {
 	u64 now_ns;
+	u64 hold_ns;
 	u32 irqs;
 	u32 outstanding;
 	u16 head;
@@ -63,7 +66,8 @@ struct nvme_lost_irq;
 
 /**
  * struct nvme_lost_irq_ops - the queue as the poller sees it
- * @sample: fill in @head, @pending and @outstanding; any context, lockless
+ * @sample: fill in @head, @pending, @outstanding and @hold_ns; any context,
+ *	lockless
  * @reap: reap posted completions with the vector disabled; process context;
  *	returns how many were reaped
  * @irq: the Linux interrupt number of the queue's vector

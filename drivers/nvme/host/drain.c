@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bounded completion drain of nvme-pci: the budget, the hand-over to
+ * irq_poll and back, and the statistics in
+ * /sys/kernel/debug/nvme_pci/nvme<N>/drain.
+ *
+ * Why the vector is disabled while irq_poll owns the queue: the handler
+ * and the poll callback then never reap the same CQ at once, and an
+ * interrupt that comes meanwhile is not lost: genirq marks it pending and
+ * replays it from enable_irq().  A completion posted after the poll found
+ * the queue empty raises its own interrupt once the vector is enabled.
+ */
+#include <linux/debugfs.h>
+#include <linux/interrupt.h>
+#include <linux/moduleparam.h>
+#include <linux/seq_file.h>
+
+#include "drain.h"
+
+#define CREATE_TRACE_POINTS
+#include "drain_trace.h"
+
+/* No queue is deeper: a larger budget is the same as none. */
+#define NVME_IRQ_BUDGET_MAX	65536
+
+unsigned int nvme_irq_budget = 64;
+
+static int irq_budget_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (n > NVME_IRQ_BUDGET_MAX)
+		return -ERANGE;
+	WRITE_ONCE(nvme_irq_budget, n);
+	return 0;
+}
+
+static const struct kernel_param_ops irq_budget_ops = {
+	.set = irq_budget_set,
+	.get = param_get_uint,
+};
+module_param_cb(irq_budget, &irq_budget_ops, &nvme_irq_budget, 0644);
+MODULE_PARM_DESC(irq_budget,
+		 "completions the interrupt handler reaps before it hands the queue to irq_poll (0-65536, 0 = no bound, default 64)");
+
+static int drain_show(struct seq_file *m, void *unused)
+{
+	struct nvme_drain_ctrl *dc = m->private;
+	u64 sum[5] = { };
+	u32 max_batch = 0;
+	struct nvme_drain *d;
+
+	mutex_lock(&dc->lock);
+	list_for_each_entry(d, &dc->queues, node) {
+		sum[0] += READ_ONCE(d->irq_runs);
+		sum[1] += READ_ONCE(d->irq_completions);
+		sum[2] += READ_ONCE(d->fallbacks);
+		sum[3] += READ_ONCE(d->poll_runs);
+		sum[4] += READ_ONCE(d->poll_completions);
+		max_batch = max(max_batch, READ_ONCE(d->max_batch));
+	}
+	seq_printf(m, "budget: %u\n", READ_ONCE(nvme_irq_budget));
+	seq_printf(m, "irq_runs: %llu\nirq_completions: %llu\n", sum[0], sum[1]);
+	seq_printf(m, "fallbacks: %llu\npoll_runs: %llu\n", sum[2], sum[3]);
+	seq_printf(m, "poll_completions: %llu\nmax_batch: %u\n", sum[4], max_batch);
+	list_for_each_entry(d, &dc->queues, node) {
+		seq_printf(m, "q%u.irq_runs: %llu\n", d->qid, READ_ONCE(d->irq_runs));
+		seq_printf(m, "q%u.irq_completions: %llu\n", d->qid,
+			   READ_ONCE(d->irq_completions));
+		seq_printf(m, "q%u.fallbacks: %llu\n", d->qid, READ_ONCE(d->fallbacks));
+		seq_printf(m, "q%u.poll_runs: %llu\n", d->qid, READ_ONCE(d->poll_runs));
+		seq_printf(m, "q%u.poll_completions: %llu\n", d->qid,
+			   READ_ONCE(d->poll_completions));
+		seq_printf(m, "q%u.max_batch: %u\n", d->qid, READ_ONCE(d->max_batch));
+	}
+	mutex_unlock(&dc->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(drain);
+
+/**
+ * nvme_drain_ctrl_init() - set up a controller's drain state
+ * @dc: the state
+ * @parent: the controller's debugfs directory
+ *
+ * Context: process.
+ */
+void nvme_drain_ctrl_init(struct nvme_drain_ctrl *dc, struct dentry *parent)
+{
+	mutex_init(&dc->lock);
+	INIT_LIST_HEAD(&dc->queues);
+	/* removed with the controller's directory */
+	debugfs_create_file("drain", 0400, parent, dc, &drain_fops);
+}
+
+/**
+ * nvme_drain_start() - the queue's vector was requested
+ * @d: the queue's drain
+ * @dc: the controller's drain state
+ * @irq: the vector
+ * @qid: queue id
+ * @poll: the queue's irq_poll callback
+ *
+ * Context: process; before the first interrupt can use the drain.
+ */
+void nvme_drain_start(struct nvme_drain *d, struct nvme_drain_ctrl *dc,
+		      int irq, u16 qid, irq_poll_fn *poll)
+{
+	bool first = !d->ctrl;
+
+	d->ctrl = dc;
+	d->irq = irq;
+	d->qid = qid;
+	d->deferred = false;
+	irq_poll_init(&d->iop, nvme_drain_budget() == INT_MAX ?
+		      NVME_IRQ_BUDGET_MAX : nvme_drain_budget(), poll);
+	d->started = true;
+	if (first) {
+		mutex_lock(&dc->lock);
+		list_add_tail(&d->node, &dc->queues);
+		mutex_unlock(&dc->lock);
+	}
+}
+
+/**
+ * nvme_drain_stop() - the queue's vector is about to be freed
+ * @d: the queue's drain
+ *
+ * Waits for a scheduled poll to finish; after this the handler can no
+ * longer hand the queue over (it may still disable its vector trying,
+ * which freeing the vector undoes).
+ *
+ * Context: process; may sleep.
+ */
+void nvme_drain_stop(struct nvme_drain *d)
+{
+	if (!d->started)
+		return;
+	d->started = false;
+	irq_poll_disable(&d->iop);
+}
+
+/**
+ * nvme_drain_defer() - hand the queue to irq_poll
+ * @d: the queue's drain
+ * @reaped: completions the handler reaped before its budget ran out
+ *
+ * Context: the queue's interrupt handler, hardirq.
+ */
+void nvme_drain_defer(struct nvme_drain *d, int reaped)
+{
+	disable_irq_nosync(d->irq);
+	WRITE_ONCE(d->deferred, true);
+	WRITE_ONCE(d->fallbacks, d->fallbacks + 1);
+	/* not scheduled, so ours to change: the budget may have been */
+	d->iop.weight = nvme_drain_budget();
+	trace_nvme_irq_poll_fallback(d->irq, d->qid, reaped);
+	irq_poll_sched(&d->iop);
+}
+
+/**
+ * nvme_drain_polled() - account a poll run; give the queue back when empty
+ * @d: the queue's drain
+ * @reaped: completions the run reaped
+ * @weight: the run's limit
+ * @more: a completion is still posted after the run
+ *
+ * Context: the irq_poll callback, softirq.
+ *
+ * Return: what the callback returns to irq_poll: @weight to be run again,
+ * less once the queue is back with its interrupt.
+ */
+int nvme_drain_polled(struct nvme_drain *d, int reaped, int weight, bool more)
+{
+	WRITE_ONCE(d->poll_runs, d->poll_runs + 1);
+	WRITE_ONCE(d->poll_completions, d->poll_completions + reaped);
+	if (reaped >= weight || more)
+		return weight;
+	irq_poll_complete(&d->iop);
+	WRITE_ONCE(d->deferred, false);
+	trace_nvme_irq_poll_done(d->irq, d->qid, reaped);
+	enable_irq(d->irq);
+	return reaped;
+}

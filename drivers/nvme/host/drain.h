@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Bounded completion drain of nvme-pci.
+ *
+ * The interrupt handler reaps at most nvme.irq_budget completions.  If more
+ * are posted, it disables its vector and hands the queue to irq_poll
+ * (lib/irq_poll.c): the poll callback reaps up to the budget per run in
+ * softirq context, where the scheduler and the other softirqs get their
+ * turn between runs, and enables the vector again once the queue is empty.
+ */
+#ifndef _NVME_DRAIN_H
+#define _NVME_DRAIN_H
+
+#include <linux/dcache.h>
+#include <linux/irq_poll.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+
+extern unsigned int nvme_irq_budget;
+
+/**
+ * struct nvme_drain_ctrl - the bounded drain of one controller
+ * @lock: protects @queues
+ * @queues: the queues that were ever started, for the statistics
+ */
+struct nvme_drain_ctrl {
+	struct mutex lock;	/* protects @queues */
+	struct list_head queues;
+};
+
+/**
+ * struct nvme_drain - the bounded drain of one completion queue
+ * @iop: the irq_poll instance the queue is handed to
+ * @ctrl: the controller's state
+ * @node: entry in @ctrl->queues
+ * @irq: the queue's Linux interrupt number
+ * @qid: queue id
+ * @started: @iop is initialised and may be scheduled
+ * @deferred: the vector is disabled and @iop owns the queue
+ * @irq_runs: statistics, one writer at a time (the vector's handler, or
+ *	the poll callback while the vector is disabled): handler runs
+ * @irq_completions: completions reaped by the handler
+ * @fallbacks: hand-overs to irq_poll
+ * @poll_runs: runs of the poll callback
+ * @poll_completions: completions reaped by the poll callback
+ * @max_batch: most completions reaped by one handler run
+ */
+struct nvme_drain {
+	struct irq_poll iop;
+	struct nvme_drain_ctrl *ctrl;
+	struct list_head node;
+	int irq;
+	u16 qid;
+	bool started;
+	bool deferred;
+	u64 irq_runs;
+	u64 irq_completions;
+	u64 fallbacks;
+	u64 poll_runs;
+	u64 poll_completions;
+	u32 max_batch;
+};
+
+void nvme_drain_ctrl_init(struct nvme_drain_ctrl *dc, struct dentry *parent);
+void nvme_drain_start(struct nvme_drain *d, struct nvme_drain_ctrl *dc,
+		      int irq, u16 qid, irq_poll_fn *poll);
+void nvme_drain_stop(struct nvme_drain *d);
+void nvme_drain_defer(struct nvme_drain *d, int reaped);
+int nvme_drain_polled(struct nvme_drain *d, int reaped, int weight,
+		      bool more);
+
+/**
+ * nvme_drain_budget() - how many completions the handler may reap
+ *
+ * Context: the queue's interrupt handler.
+ *
+ * Return: the budget, INT_MAX if unbounded.
+ */
+static inline int nvme_drain_budget(void)
+{
+	unsigned int b = READ_ONCE(nvme_irq_budget);
+
+	return b ? b : INT_MAX;
+}
+
+/**
+ * nvme_drain_account() - account one run of the interrupt handler
+ * @d: the queue's drain
+ * @reaped: completions it reaped
+ *
+ * Context: the queue's interrupt handler.
+ */
+static inline void nvme_drain_account(struct nvme_drain *d, int reaped)
+{
+	WRITE_ONCE(d->irq_runs, d->irq_runs + 1);
+	WRITE_ONCE(d->irq_completions, d->irq_completions + reaped);
+	if (reaped > d->max_batch)
+		WRITE_ONCE(d->max_batch, reaped);
+}
+
+/* The vector is disabled for irq_poll: posted completions are not lost. */
+static inline bool nvme_drain_deferred(struct nvme_drain *d)
+{
+	return READ_ONCE(d->deferred);
+}
+
+#endif /* _NVME_DRAIN_H */

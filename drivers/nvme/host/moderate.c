@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-pci opt-in to genirq interrupt moderation.
+ *
+ * nvme.irq_moderation_us gives every I/O queue vector a quiet time after
+ * each run of its handler (see Documentation/core-api/irq/irq-moderation.rst):
+ * completions that come in it are reaped together when it ends.  The admin
+ * queue is never moderated.  The bounded drain keeps the bigger batches out
+ * of hardirq context.
+ */
+#include <linux/irq_moderation.h>
+#include <linux/moduleparam.h>
+
+#include "moderate.h"
+
+static unsigned int nvme_irq_moderation_us;
+
+static int irq_moderation_us_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int us;
+	int ret;
+
+	ret = kstrtouint(val, 0, &us);
+	if (ret)
+		return ret;
+	if (us > IRQ_MODERATION_MAX_US)
+		return -ERANGE;
+	WRITE_ONCE(nvme_irq_moderation_us, us);
+	return 0;
+}
+
+static const struct kernel_param_ops irq_moderation_us_ops = {
+	.set = irq_moderation_us_set,
+	.get = param_get_uint,
+};
+module_param_cb(irq_moderation_us, &irq_moderation_us_ops,
+		&nvme_irq_moderation_us, 0644);
+MODULE_PARM_DESC(irq_moderation_us,
+		 "quiet time after each interrupt of an I/O queue, in us, applied when the queue's vector is set up (0-10000, 0 = off, default 0)");
+
+/**
+ * nvme_pci_moderate() - apply nvme.irq_moderation_us to a queue's vector
+ * @dev: the controller, for the message
+ * @irq: the vector, just requested
+ * @qid: queue id; 0, the admin queue, is left alone
+ * @warned: the controller's flag: genirq's refusal is logged once
+ *
+ * A vector genirq refuses (a threaded handler, a kernel built without
+ * CONFIG_IRQ_MODERATION or booted with noirqmoderation) keeps signalling
+ * every completion, as without the parameter.
+ *
+ * Context: process.
+ */
+void nvme_pci_moderate(struct device *dev, int irq, u16 qid, bool *warned)
+{
+	unsigned int us = READ_ONCE(nvme_irq_moderation_us);
+	int ret;
+
+	if (!qid || !us)
+		return;
+	ret = irq_set_moderation(irq, us);
+	if (ret && !*warned) {
+		*warned = true;
+		dev_info(dev, "irq_moderation_us=%u not applied (irq %d: %pe): completions are signalled at once\n",
+			 us, irq, ERR_PTR(ret));
+	}
+}

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-vector interrupt moderation.
+ *
+ * A moderated vector gets a quiet time of delay_us after each run of its
+ * handlers.  An interrupt that arrives in it is held: marked IRQS_PENDING
+ * and masked, exactly as the flow handler treats one that arrives while the
+ * vector is disabled, and the vector's own hrtimer replays it when the quiet
+ * time ends.  One timer per vector means each vector keeps its own gap, no
+ * matter how many moderated vectors share a CPU, and a timer is armed only
+ * when an interrupt is actually held: an idle or slow vector costs one clock
+ * read per handler run and no timer at all.
+ *
+ * Locking: the per-vector state is changed under desc->lock; its allocation
+ * and removal are serialised with request_irq()/free_irq() by
+ * desc->request_mutex.
+ */
+
+#define pr_fmt(fmt) "genirq: " fmt
+
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/irq.h>
+#include <linux/irq_moderation.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "internals.h"
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/irq_moderation.h>
+
+/**
+ * struct irq_moderation - moderation state of one vector
+ * @timer: replays a held interrupt at @quiet_until; hard expiry
+ * @desc: the vector
+ * @delay_ns: the quiet time after each handler run, 0 = off
+ * @quiet_until: end of the current quiet time (CLOCK_MONOTONIC, ns)
+ * @held_since: when the interrupt now held arrived
+ * @armed: @timer is queued or running and will release the vector
+ * @runs: handler runs while moderated
+ * @held: interrupts that arrived in a quiet time
+ * @delays: quiet times that held an interrupt and armed @timer
+ * @held_ns: total time held interrupts waited for their replay
+ */
+struct irq_moderation {
+	struct hrtimer timer;
+	struct irq_desc *desc;
+	u64 delay_ns;
+	u64 quiet_until;
+	u64 held_since;
+	bool armed;
+	u64 runs;
+	u64 held;
+	u64 delays;
+	u64 held_ns;
+};
+
+DEFINE_STATIC_KEY_DEFERRED_FALSE(irq_moderation_used, HZ);
+
+static bool irq_moderation_off __ro_after_init;
+
+static int __init irq_moderation_setup_off(char *str)
+{
+	irq_moderation_off = true;
+	return 1;
+}
+__setup("noirqmoderation", irq_moderation_setup_off);
+
+bool __irq_moderation_hold(struct irq_desc *desc)
+{
+	struct irq_moderation *m = desc->moderation;
+	u64 now;
+
+	/* a second handler was added: it never agreed to wait */
+	if (!m->delay_ns || desc->action->next)
+		return false;
+	if (m->armed) {
+		m->held++;
+		return true;
+	}
+	now = ktime_get_ns();
+	if (now >= m->quiet_until)
+		return false;
+	m->held++;
+	m->delays++;
+	m->held_since = now;
+	m->armed = true;
+	hrtimer_start(&m->timer, ns_to_ktime(m->quiet_until),
+		      HRTIMER_MODE_ABS_HARD);
+	trace_irq_moderation_hold(irq_desc_get_irq(desc), m->quiet_until - now);
+	return true;
+}
+
+void __irq_moderation_handled(struct irq_desc *desc)
+{
+	struct irq_moderation *m = desc->moderation;
+
+	if (!m->delay_ns)
+		return;
+	m->runs++;
+	m->quiet_until = ktime_get_ns() + m->delay_ns;
+}
+
+/*
+ * End a hold: unmask the vector and replay the held interrupt, unless the
+ * vector was disabled or freed meanwhile (enable_irq() replays it then).
+ * Called with desc->lock held and interrupts off.
+ */
+static void irq_moderation_release(struct irq_desc *desc,
+				   struct irq_moderation *m)
+{
+	u64 now = ktime_get_ns();
+
+	m->armed = false;
+	m->held_ns += now - m->held_since;
+	if (m->quiet_until > now)
+		m->quiet_until = now;
+	trace_irq_moderation_release(irq_desc_get_irq(desc),
+				     !!(desc->istate & IRQS_PENDING));
+	if (!desc->action || irqd_irq_disabled(&desc->irq_data))
+		return;
+	if (irqd_irq_masked(&desc->irq_data))
+		unmask_irq(desc);
+	check_irq_resend(desc, false);
+}
+
+/* Hard hrtimer expiry: hardirq context. */
+static enum hrtimer_restart irq_moderation_timer_fn(struct hrtimer *t)
+{
+	struct irq_moderation *m = container_of(t, struct irq_moderation, timer);
+	struct irq_desc *desc = m->desc;
+
+	raw_spin_lock(&desc->lock);
+	if (m->armed)
+		irq_moderation_release(desc, m);
+	raw_spin_unlock(&desc->lock);
+	return HRTIMER_NORESTART;
+}
+
+/* Stop the timer; release a held interrupt.  Process context. */
+static void irq_moderation_quiesce(struct irq_desc *desc,
+				   struct irq_moderation *m)
+{
+	hrtimer_cancel(&m->timer);
+	raw_spin_lock_irq(&desc->lock);
+	if (m->armed)
+		irq_moderation_release(desc, m);
+	raw_spin_unlock_irq(&desc->lock);
+}
+
+/* Can @desc be held and replayed safely?  desc->request_mutex held. */
+static int irq_moderation_check(struct irq_desc *desc)
+{
+	struct irqaction *action = desc->action;
+	struct irq_chip *chip = irq_desc_get_chip(desc);
+
+	/*
+	 * Shared means a second handler: pci_request_irq() sets IRQF_SHARED
+	 * on every MSI vector, which only one device can use.
+	 */
+	if (!action || action->next)
+		return -EINVAL;		/* nothing to moderate, or shared */
+	if (action->flags & (IRQF_ONESHOT | IRQF_PERCPU) || action->thread_fn ||
+	    (desc->istate & (IRQS_ONESHOT | IRQS_NMI)))
+		return -EINVAL;		/* threads own the unmask */
+	if (irq_settings_is_level(desc) || irqd_is_level_type(&desc->irq_data))
+		return -EINVAL;		/* the line stays asserted */
+	if (desc->handle_irq != handle_edge_irq &&
+	    desc->handle_irq != handle_fasteoi_irq)
+		return -EINVAL;		/* only these two have the hooks */
+	if (!chip || !chip->irq_mask || !chip->irq_unmask ||
+	    chip->irq_bus_lock)
+		return -EINVAL;		/* must mask from hardirq context */
+	return 0;
+}
+
+/**
+ * irq_set_moderation - set the quiet time of an interrupt vector
+ * @irq: Linux interrupt number, requested with one non-threaded handler
+ * @delay_us: minimum gap between two runs of its handler, 0 turns it off
+ *
+ * After each run of the handler the vector stays quiet for @delay_us; an
+ * interrupt that arrives meanwhile is held pending with the line masked and
+ * delivered when the quiet time ends.  The setting lasts until it is changed
+ * or the handler is freed.
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: 0 on success; -ERANGE if @delay_us exceeds IRQ_MODERATION_MAX_US;
+ * -EINVAL if @irq has no handler or cannot be moderated safely (shared,
+ * threaded or ONESHOT, level-triggered, a flow handler other than
+ * handle_edge_irq()/handle_fasteoi_irq(), a chip that cannot mask from
+ * hardirq context); -ENODEV if moderation is switched off on the command
+ * line; -ENOMEM.  On error nothing changes.
+ */
+int irq_set_moderation(unsigned int irq, unsigned int delay_us)
+{
+	struct irq_desc *desc = irq_to_desc(irq);
+	struct irq_moderation *m, *alloc = NULL;
+	bool was_on = false;
+	int ret;
+
+	if (!desc)
+		return -EINVAL;
+	if (irq_moderation_off)
+		return -ENODEV;
+	if (delay_us > IRQ_MODERATION_MAX_US)
+		return -ERANGE;
+	if (delay_us) {
+		alloc = kzalloc(sizeof(*alloc), GFP_KERNEL);
+		if (!alloc)
+			return -ENOMEM;
+		hrtimer_init(&alloc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+		alloc->timer.function = irq_moderation_timer_fn;
+		alloc->desc = desc;
+		/* takes cpus_read_lock(): not under request_mutex */
+		static_branch_deferred_inc(&irq_moderation_used);
+	}
+
+	mutex_lock(&desc->request_mutex);
+	ret = irq_moderation_check(desc);
+	if (ret)
+		goto out;
+	m = desc->moderation;
+	raw_spin_lock_irq(&desc->lock);
+	if (!m && delay_us) {
+		m = alloc;
+		alloc = NULL;
+		desc->moderation = m;
+	}
+	if (m) {
+		was_on = m->delay_ns;
+		m->delay_ns = (u64)delay_us * NSEC_PER_USEC;
+	}
+	raw_spin_unlock_irq(&desc->lock);
+	if (was_on && !delay_us)
+		irq_moderation_quiesce(desc, m);
+out:
+	mutex_unlock(&desc->request_mutex);
+	/* one reference per moderated vector */
+	if (delay_us && (ret || was_on))
+		static_branch_slow_dec_deferred(&irq_moderation_used);
+	if (!ret && was_on && !delay_us)
+		static_branch_slow_dec_deferred(&irq_moderation_used);
+	kfree(alloc);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(irq_set_moderation);
+
+/**
+ * irq_get_moderation - the quiet time of an interrupt vector
+ * @irq: Linux interrupt number
+ *
+ * Context: any; lockless.
+ *
+ * Return: the delay in microseconds, 0 if the vector is not moderated.
+ */
+unsigned int irq_get_moderation(unsigned int irq)
+{
+	struct irq_desc *desc = irq_to_desc(irq);
+	struct irq_moderation *m = desc ? READ_ONCE(desc->moderation) : NULL;
+
+	return m ? div_u64(READ_ONCE(m->delay_ns), NSEC_PER_USEC) : 0;
+}
+EXPORT_SYMBOL_GPL(irq_get_moderation);
+
+/*
+ * The last handler of @desc is gone (__free_irq(), request_mutex held, the
+ * vector shut down): stop the timer and drop the state.
+ */
+void irq_moderation_free(struct irq_desc *desc)
+{
+	struct irq_moderation *m = desc->moderation;
+
+	if (!m)
+		return;
+	irq_moderation_quiesce(desc, m);
+	raw_spin_lock_irq(&desc->lock);
+	desc->moderation = NULL;
+	raw_spin_unlock_irq(&desc->lock);
+	if (m->delay_ns)
+		static_branch_slow_dec_deferred(&irq_moderation_used);
+	kfree(m);
+}
+
+#ifdef CONFIG_PROC_FS
+static int irq_moderation_us_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "%u\n", irq_get_moderation((unsigned long)m->private));
+	return 0;
+}
+
+static int irq_moderation_us_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, irq_moderation_us_show, pde_data(inode));
+}
+
+static ssize_t irq_moderation_us_write(struct file *file,
+				       const char __user *buf, size_t count,
+				       loff_t *ppos)
+{
+	unsigned int irq = (unsigned long)pde_data(file_inode(file));
+	unsigned int us;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, count, 0, &us);
+	if (ret)
+		return ret;
+	ret = irq_set_moderation(irq, us);
+	return ret ? ret : count;
+}
+
+static const struct proc_ops irq_moderation_us_ops = {
+	.proc_open	= irq_moderation_us_open,
+	.proc_read	= seq_read,
+	.proc_lseek	= seq_lseek,
+	.proc_release	= single_release,
+	.proc_write	= irq_moderation_us_write,
+};
+
+static int irq_moderation_stats_show(struct seq_file *sf, void *v)
+{
+	struct irq_desc *desc = irq_to_desc((unsigned long)sf->private);
+	struct irq_moderation *m;
+	u64 s[5] = { };
+
+	/* request_mutex keeps @m from being freed under us */
+	mutex_lock(&desc->request_mutex);
+	m = desc->moderation;
+	if (m) {
+		raw_spin_lock_irq(&desc->lock);
+		s[0] = div_u64(m->delay_ns, NSEC_PER_USEC);
+		s[1] = m->runs;
+		s[2] = m->held;
+		s[3] = m->delays;
+		s[4] = div_u64(m->held_ns, NSEC_PER_USEC);
+		raw_spin_unlock_irq(&desc->lock);
+	}
+	mutex_unlock(&desc->request_mutex);
+	seq_printf(sf, "delay_us: %llu\nruns: %llu\nheld: %llu\n", s[0], s[1], s[2]);
+	seq_printf(sf, "delays: %llu\nheld_us: %llu\n", s[3], s[4]);
+	return 0;
+}
+
+/* register_irq_proc(): create /proc/irq/<irq>/moderation_{us,stats} */
+void irq_moderation_proc_register(struct irq_desc *desc, void *irqp)
+{
+	if (irq_moderation_off)
+		return;
+	proc_create_data("moderation_us", 0644, desc->dir,
+			 &irq_moderation_us_ops, irqp);
+	proc_create_single_data("moderation_stats", 0444, desc->dir,
+				irq_moderation_stats_show, irqp);
+}
+
+void irq_moderation_proc_unregister(struct irq_desc *desc)
+{
+	if (irq_moderation_off)
+		return;
+	remove_proc_entry("moderation_us", desc->dir);
+	remove_proc_entry("moderation_stats", desc->dir);
+}
+#endif /* CONFIG_PROC_FS */

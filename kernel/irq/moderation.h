@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-vector interrupt moderation: hooks of the flow handlers.
+ *
+ * Both hooks run in the flow handler with desc->lock held, hardirq context.
+ * A kernel in which no vector is moderated pays one patched-out branch each.
+ */
+#ifndef _KERNEL_IRQ_MODERATION_H
+#define _KERNEL_IRQ_MODERATION_H
+
+#include <linux/irqdesc.h>
+#include <linux/jump_label_ratelimit.h>
+
+#ifdef CONFIG_IRQ_MODERATION
+
+extern struct static_key_false_deferred irq_moderation_used;
+
+bool __irq_moderation_hold(struct irq_desc *desc);
+void __irq_moderation_handled(struct irq_desc *desc);
+void irq_moderation_free(struct irq_desc *desc);
+void irq_moderation_proc_register(struct irq_desc *desc, void *irqp);
+void irq_moderation_proc_unregister(struct irq_desc *desc);
+
+/*
+ * An interrupt arrived: true if its vector is in its quiet time.  The caller
+ * then treats it like one that arrives while the vector is disabled: marks it
+ * IRQS_PENDING and masks the line; the moderation timer replays it.
+ */
+static inline bool irq_moderation_hold(struct irq_desc *desc)
+{
+	if (static_branch_unlikely(&irq_moderation_used.key) &&
+	    desc->moderation)
+		return __irq_moderation_hold(desc);
+	return false;
+}
+
+/* The handlers ran: the vector's quiet time starts now. */
+static inline void irq_moderation_handled(struct irq_desc *desc)
+{
+	if (static_branch_unlikely(&irq_moderation_used.key) &&
+	    desc->moderation)
+		__irq_moderation_handled(desc);
+}
+
+#else /* CONFIG_IRQ_MODERATION */
+
+static inline bool irq_moderation_hold(struct irq_desc *desc) { return false; }
+static inline void irq_moderation_handled(struct irq_desc *desc) { }
+static inline void irq_moderation_free(struct irq_desc *desc) { }
+static inline void irq_moderation_proc_register(struct irq_desc *desc,
+						void *irqp) { }
+static inline void irq_moderation_proc_unregister(struct irq_desc *desc) { }
+
+#endif /* CONFIG_IRQ_MODERATION */
+#endif /* _KERNEL_IRQ_MODERATION_H */

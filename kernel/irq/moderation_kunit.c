@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of per-vector interrupt moderation, on fake interrupts: each
+ * test allocates descriptors, gives them a dummy chip that behaves like an
+ * MSI-X vector (a message sent while masked is latched and delivered on
+ * unmask; retrigger re-sends) and raises them from the test thread, pinned
+ * to one CPU, with generic_handle_irq().  Deliveries the chip makes itself
+ * (unmask, retrigger) go through an irq_work, so in hardirq context.
+ */
+
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/interrupt.h>
+#include <linux/irq.h>
+#include <linux/irq_moderation.h>
+#include <linux/irq_work.h>
+#include <linux/irqdesc.h>
+#include <linux/ktime.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+
+struct fake_line {
+	unsigned int irq;
+	bool masked;
+	bool latched;
+	struct irq_work deliver;
+	unsigned int runs;
+	unsigned int retriggers;
+	u64 last_ns;
+	u64 min_gap_ns;
+};
+
+static void fake_raise(struct fake_line *l)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	if (READ_ONCE(l->masked))
+		WRITE_ONCE(l->latched, true);
+	else
+		generic_handle_irq(l->irq);
+	local_irq_restore(flags);
+}
+
+static void fake_deliver(struct irq_work *w)
+{
+	fake_raise(container_of(w, struct fake_line, deliver));
+}
+
+static void fake_mask(struct irq_data *d)
+{
+	struct fake_line *l = irq_data_get_irq_chip_data(d);
+
+	WRITE_ONCE(l->masked, true);
+}
+
+static void fake_unmask(struct irq_data *d)
+{
+	struct fake_line *l = irq_data_get_irq_chip_data(d);
+
+	WRITE_ONCE(l->masked, false);
+	if (l->latched) {
+		l->latched = false;
+		irq_work_queue(&l->deliver);
+	}
+}
+
+static void fake_nop(struct irq_data *d)
+{
+}
+
+static int fake_retrigger(struct irq_data *d)
+{
+	struct fake_line *l = irq_data_get_irq_chip_data(d);
+
+	l->retriggers++;
+	irq_work_queue(&l->deliver);
+	return 1;
+}
+
+static struct irq_chip fake_chip = {
+	.name		= "modtest",
+	.irq_mask	= fake_mask,
+	.irq_unmask	= fake_unmask,
+	.irq_ack	= fake_nop,
+	.irq_eoi	= fake_nop,
+	.irq_retrigger	= fake_retrigger,
+};
+
+static struct irq_chip fake_chip_nomask = {
+	.name		= "modtest-nomask",
+	.irq_ack	= fake_nop,
+	.irq_eoi	= fake_nop,
+	.irq_retrigger	= fake_retrigger,
+};
+
+static irqreturn_t fake_handler(int irq, void *data)
+{
+	struct fake_line *l = data;
+	u64 now = ktime_get_ns();
+
+	if (l->runs && now - l->last_ns < l->min_gap_ns)
+		l->min_gap_ns = now - l->last_ns;
+	l->last_ns = now;
+	l->runs++;
+	return IRQ_HANDLED;
+}
+
+static irqreturn_t fake_thread(int irq, void *data)
+{
+	return IRQ_HANDLED;
+}
+
+/* A descriptor with @chip and @flow, not yet requested; freed at test exit. */
+static struct fake_line *fake_alloc(struct kunit *test, struct irq_chip *chip,
+				    irq_flow_handler_t flow)
+{
+	struct fake_line *l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+	int irq;
+
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	irq = irq_alloc_desc(NUMA_NO_NODE);
+	KUNIT_ASSERT_GE(test, irq, 0);
+	l->irq = irq;
+	l->min_gap_ns = U64_MAX;
+	init_irq_work(&l->deliver, fake_deliver);
+	irq_set_chip_and_handler(irq, chip, flow);
+	irq_set_chip_data(irq, l);
+	irq_clear_status_flags(irq, IRQ_NOREQUEST | IRQ_NOAUTOEN);
+	return l;
+}
+
+static struct fake_line *fake_request(struct kunit *test,
+				      irq_flow_handler_t flow)
+{
+	struct fake_line *l = fake_alloc(test, &fake_chip, flow);
+
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
+	return l;
+}
+
+static void fake_free(struct fake_line *l, bool requested)
+{
+	if (requested)
+		free_irq(l->irq, l);
+	irq_work_sync(&l->deliver);
+	irq_free_desc(l->irq);
+}
+
+/* Raise, hold and replay on one CPU; the case's thread ends with the case. */
+static int moderation_test_init(struct kunit *test)
+{
+	return set_cpus_allowed_ptr(current, cpumask_of(raw_smp_processor_id()));
+}
+
+static void held_interrupt_is_replayed(struct kunit *test, irq_flow_handler_t flow)
+{
+	struct fake_line *l = fake_request(test, flow);
+
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 1000), 0);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 1000);
+	fake_raise(l);
+	KUNIT_EXPECT_EQ(test, l->runs, 1);
+	fake_raise(l);				/* in the quiet time: held */
+	KUNIT_EXPECT_EQ(test, l->runs, 1);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(l->masked));
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, l->runs, 2);	/* replayed, not lost */
+	KUNIT_EXPECT_GE(test, l->retriggers, 1);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(l->masked));
+	KUNIT_EXPECT_GE(test, l->min_gap_ns, 1000 * NSEC_PER_USEC);
+	fake_free(l, true);
+}
+
+static void edge_held_interrupt_is_replayed(struct kunit *test)
+{
+	held_interrupt_is_replayed(test, handle_edge_irq);
+}
+
+static void fasteoi_held_interrupt_is_replayed(struct kunit *test)
+{
+	held_interrupt_is_replayed(test, handle_fasteoi_irq);
+}
+
+static void no_hold_after_quiet_time(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 500), 0);
+	fake_raise(l);
+	msleep(5);
+	fake_raise(l);
+	KUNIT_EXPECT_EQ(test, l->runs, 2);
+	KUNIT_EXPECT_EQ(test, l->retriggers, 0);	/* no timer was needed */
+	fake_free(l, true);
+}
+
+static void off_by_default_and_zero_turns_off(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
+	fake_raise(l);
+	fake_raise(l);
+	KUNIT_EXPECT_EQ(test, l->runs, 2);
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 1000), 0);
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 0), 0);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
+	fake_raise(l);
+	fake_raise(l);
+	KUNIT_EXPECT_EQ(test, l->runs, 4);
+	fake_free(l, true);
+}
+
+static void rejects_above_maximum(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 100), 0);
+	KUNIT_EXPECT_EQ(test, irq_set_moderation(l->irq, IRQ_MODERATION_MAX_US + 1),
+			-ERANGE);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 100);
+	KUNIT_EXPECT_EQ(test, irq_set_moderation(l->irq, IRQ_MODERATION_MAX_US), 0);
+	fake_free(l, true);
+}
+
+static void expect_rejected(struct kunit *test, struct fake_line *l)
+{
+	KUNIT_EXPECT_EQ(test, irq_set_moderation(l->irq, 100), -EINVAL);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
+}
+
+static void rejects_unsafe_vectors(struct kunit *test)
+{
+	struct fake_line *l, *other;
+
+	/* no handler */
+	l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	expect_rejected(test, l);
+	fake_free(l, false);
+
+	/* shared: two handlers */
+	other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", l), 0);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", other), 0);
+	expect_rejected(test, l);
+	free_irq(l->irq, other);
+	fake_free(l, true);
+
+	/* threaded, ONESHOT */
+	l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	KUNIT_ASSERT_EQ(test, request_threaded_irq(l->irq, NULL, fake_thread,
+						   IRQF_ONESHOT, "modtest", l), 0);
+	expect_rejected(test, l);
+	fake_free(l, true);
+
+	/* level-triggered */
+	l = fake_alloc(test, &fake_chip, handle_fasteoi_irq);
+	irq_set_status_flags(l->irq, IRQ_LEVEL);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
+	expect_rejected(test, l);
+	fake_free(l, true);
+
+	/* flow handlers without the hooks, VMD's handle_untracked_irq among them */
+	l = fake_alloc(test, &fake_chip, handle_simple_irq);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
+	expect_rejected(test, l);
+	fake_free(l, true);
+	l = fake_alloc(test, &fake_chip, handle_untracked_irq);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
+	expect_rejected(test, l);
+	fake_free(l, true);
+
+	/* a chip that cannot mask */
+	l = fake_alloc(test, &fake_chip_nomask, handle_edge_irq);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
+	expect_rejected(test, l);
+	fake_free(l, true);
+}
+
+/* MSI vectors come with IRQF_SHARED (pci_request_irq()) and one handler. */
+static void shared_flag_alone_is_accepted(struct kunit *test)
+{
+	struct fake_line *l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	struct fake_line *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", l), 0);
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 1000), 0);
+	fake_raise(l);
+	fake_raise(l);
+	KUNIT_EXPECT_EQ(test, l->runs, 1);	/* held */
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, l->runs, 2);
+	/* a second handler joins: nothing is held any more */
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", other), 0);
+	fake_raise(l);
+	fake_raise(l);
+	KUNIT_EXPECT_EQ(test, l->runs, 4);
+	KUNIT_EXPECT_EQ(test, other->runs, 2);
+	free_irq(l->irq, other);
+	fake_free(l, true);
+}
+
+static void free_while_held(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+	unsigned int retriggers;
+
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 1000), 0);
+	fake_raise(l);
+	fake_raise(l);				/* held, timer armed */
+	KUNIT_EXPECT_NOT_NULL(test, irq_to_desc(l->irq)->moderation);
+	free_irq(l->irq, l);
+	KUNIT_EXPECT_NULL(test, irq_to_desc(l->irq)->moderation);
+	retriggers = l->retriggers;
+	msleep(20);				/* past the quiet time */
+	KUNIT_EXPECT_EQ(test, l->retriggers, retriggers);
+	KUNIT_EXPECT_EQ(test, l->runs, 1);
+	/* a new handler starts unmoderated */
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
+	fake_free(l, true);
+}
+
+static void disable_enable_while_held(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 1000), 0);
+	fake_raise(l);
+	fake_raise(l);				/* held */
+	disable_irq(l->irq);
+	msleep(10);				/* quiet time ends while disabled */
+	KUNIT_EXPECT_EQ(test, l->runs, 1);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(l->masked));
+	enable_irq(l->irq);			/* replays the held interrupt */
+	msleep(5);
+	KUNIT_EXPECT_EQ(test, l->runs, 2);
+	fake_free(l, true);
+}
+
+static void turn_off_while_held(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, IRQ_MODERATION_MAX_US), 0);
+	fake_raise(l);
+	fake_raise(l);				/* held for up to 1 ms */
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 0), 0);
+	msleep(5);
+	KUNIT_EXPECT_EQ(test, l->runs, 2);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(l->masked));
+	fake_free(l, true);
+}
+
+/*
+ * Two vectors on one CPU, raised back to back: each keeps its own gap, so
+ * the slower one is not run at the faster one's rate (the flaw of a per-CPU
+ * moderation timer).
+ */
+static void two_vectors_one_cpu_keep_their_gaps(struct kunit *test)
+{
+	struct fake_line *a = fake_request(test, handle_edge_irq);
+	struct fake_line *b = fake_request(test, handle_edge_irq);
+	u64 end = ktime_get_ns() + 200 * NSEC_PER_MSEC;
+
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(a->irq, 250), 0);
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(b->irq, 1000), 0);
+	while (ktime_get_ns() < end) {
+		fake_raise(a);
+		fake_raise(b);
+		usleep_range(50, 100);
+	}
+	msleep(10);
+	kunit_info(test, "a: %u runs, min gap %llu us; b: %u runs, min gap %llu us\n",
+		   a->runs, a->min_gap_ns / NSEC_PER_USEC,
+		   b->runs, b->min_gap_ns / NSEC_PER_USEC);
+	KUNIT_EXPECT_GE(test, a->min_gap_ns, 250 * NSEC_PER_USEC);
+	KUNIT_EXPECT_GE(test, b->min_gap_ns, 1000 * NSEC_PER_USEC);
+	/* neither is starved; b runs at its own, lower, rate */
+	KUNIT_EXPECT_GE(test, a->runs, 10);
+	KUNIT_EXPECT_GE(test, b->runs, 5);
+	KUNIT_EXPECT_GT(test, a->runs, b->runs);
+	fake_free(a, true);
+	fake_free(b, true);
+}
+
+static struct kunit_case irq_moderation_cases[] = {
+	KUNIT_CASE(edge_held_interrupt_is_replayed),
+	KUNIT_CASE(fasteoi_held_interrupt_is_replayed),
+	KUNIT_CASE(no_hold_after_quiet_time),
+	KUNIT_CASE(off_by_default_and_zero_turns_off),
+	KUNIT_CASE(rejects_above_maximum),
+	KUNIT_CASE(rejects_unsafe_vectors),
+	KUNIT_CASE(shared_flag_alone_is_accepted),
+	KUNIT_CASE(free_while_held),
+	KUNIT_CASE(disable_enable_while_held),
+	KUNIT_CASE(turn_off_while_held),
+	KUNIT_CASE(two_vectors_one_cpu_keep_their_gaps),
+	{}
+};
+
+static struct kunit_suite irq_moderation_suite = {
+	.name = "irq_moderation",
+	.init = moderation_test_init,
+	.test_cases = irq_moderation_cases,
+};
+kunit_test_suite(irq_moderation_suite);
