@@ -31,7 +31,8 @@ def main():
         mine = [r for r in runs if r['scenario'] == row['scenario'] and
                 r['mode'] == row['mode'] and r['case'] == row['case']]
         good = [r for r in mine if 'failed' not in r and r.get('ios', 0) > 0 and
-                r.get('errors') == 0 and r.get('irqs_per_io') is not None]
+                r.get('errors') == 0 and r.get('irqs_per_io') is not None and
+                r.get('handler_runs_per_io') is not None]
         result(mine and len(good) == len(mine) == row['runs'] == data['meta']['reps'],
                f'{name}: {len(good)}/{len(mine)} runs completed I/O without error')
     failed = [r for r in runs if 'failed' in r]

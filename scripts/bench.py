@@ -32,9 +32,13 @@ METRICS = [
     ('clat_p999_us', 'p99.9 us', '{:.0f}', False),
     ('clat_max_us', 'max us', '{:.0f}', False),
     ('irqs_per_io', 'irqs/IO', '{:.3f}', False),
+    ('handler_runs_per_io', 'handler runs/IO', '{:.3f}', False),
     ('hardirq_us_per_io', 'hardirq us/IO', '{:.2f}', False),
     ('softirq_us_per_io', 'softirq us/IO', '{:.2f}', False),
     ('lost_irq_recoveries', 'lost-irq recoveries', '{:.0f}', False),
+    ('drain_fallbacks', 'irq_poll fallbacks', '{:.0f}', False),
+    ('softlockups', 'soft lockups', '{:.0f}', False),
+    ('io_timeouts', 'I/O timeouts', '{:.0f}', False),
 ]
 
 
@@ -159,7 +163,7 @@ def write_markdown(meta, summary, path):
         rows = [r for r in summary if r['scenario'] == scen]
         base_mode = rows[0]['mode']
         lines += [f'## {scen}', '']
-        head = ['mode', 'case'] + [t for _, t, _, _ in METRICS] + ['IOPS ratio', 'irqs/IO ratio']
+        head = ['mode', 'case'] + [t for _, t, _, _ in METRICS] + ['IOPS ratio', 'handler runs/IO ratio']
         lines += ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
         for r in rows:
             base = next((b for b in rows if b['mode'] == base_mode and b['case'] == r['case']), None)
@@ -172,13 +176,14 @@ def write_markdown(meta, summary, path):
                     cells.append(f"{fmt(f, m['median'])} [{fmt(f, m['min'])}-{fmt(f, m['max'])}]")
                 else:
                     cells.append(fmt(f, m['median']))
-            for key in ('iops', 'irqs_per_io'):
+            for key in ('iops', 'handler_runs_per_io'):
                 b = base.get(key, {}).get('median') if base else None
                 v = r.get(key, {}).get('median')
                 cells.append(f'{v / b:.2f}' if b and v is not None else '-')
             lines.append('| ' + ' | '.join(cells) + ' |')
         lines.append('')
-        for key, title in (('iops', 'IOPS'), ('clat_p99_us', 'p99'), ('irqs_per_io', 'irqs')):
+        for key, title in (('iops', 'IOPS'), ('clat_p99_us', 'p99'),
+                           ('handler_runs_per_io', 'handler runs')):
             lines.append(f'![{scen} {title}]({scen}-{key}.png)')
         lines.append('')
     open(path, 'w').write('\n'.join(lines))
@@ -195,7 +200,7 @@ def plot(summary, outdir):
         cases = list(dict.fromkeys(r['case'] for r in rows))
         for key, title in (('iops', 'IOPS (median)'),
                            ('clat_p99_us', 'completion latency p99, us (median)'),
-                           ('irqs_per_io', 'NVMe interrupts per completed I/O (median)')):
+                           ('handler_runs_per_io', 'NVMe handler runs per completed I/O (median)')):
             dat = os.path.join(outdir, f'{scen}-{key}.dat')
             with open(dat, 'w') as f:
                 f.write('case ' + ' '.join(f'"{m}"' for m in modes) + '\n')

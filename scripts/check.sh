@@ -37,13 +37,19 @@ python3 "$TOP/scripts/ktap.py" kselftest "$dir/default/kselftest.txt" >> "$resul
 
 # 2. non-default values of the series' parameters on the kernel command line
 params="nvme_core.default_ps_max_latency_us=100000 nvme.lost_irq_poll_ms=9"
-params+=" nvme.fail_lost_irq=1000,0,0,-1"
+params+=" nvme.fail_lost_irq=1000,0,0,-1 nvme.irq_budget=32 nvme.irq_moderation_us=50"
 boot params --append "$params" -- \
-	"$ksft/nvme_irq/apst_default.sh > \$RESULTS/apst.txt; $ksft/nvme_irq/boot_params.sh > \$RESULTS/params.txt; cat \$RESULTS/*.txt"
-python3 "$TOP/scripts/ktap.py" "kselftest (boot parameters)" "$dir/params/apst.txt" >> "$results"
-python3 "$TOP/scripts/ktap.py" "kselftest (boot parameters)" "$dir/params/params.txt" >> "$results"
+	"for t in apst_default boot_params moderation; do $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt; done; cat \$RESULTS/*.txt"
+for t in apst_default boot_params moderation; do
+	python3 "$TOP/scripts/ktap.py" "kselftest (boot parameters)" "$dir/params/$t.txt" >> "$results"
+done
 
-# 3. a smoke run of the benchmark: well-formed results and plots, no timing
+# 3. moderation switched off on the command line, nvme asking for it anyway
+boot noirqmoderation --append "noirqmoderation nvme.irq_moderation_us=50" -- \
+	"$ksft/nvme_irq/moderation.sh > \$RESULTS/moderation.txt; cat \$RESULTS/moderation.txt"
+python3 "$TOP/scripts/ktap.py" "kselftest (noirqmoderation)" "$dir/noirqmoderation/moderation.txt" >> "$results"
+
+# 4. a smoke run of the benchmark: well-formed results and plots, no timing
 note "make bench QUICK=1"
 if QUICK=1 "$TOP/scripts/bench.py" > "$dir/bench.log" 2>&1; then
 	echo "pass bench: make bench QUICK=1 ran" >> "$results"
@@ -53,7 +59,7 @@ else
 fi
 python3 "$TOP/scripts/bench-validate.py" >> "$results"
 
-# 4. static checks of the exported series
+# 5. static checks of the exported series
 note "static checks of out/series"
 bash "$TOP/scripts/static-checks.sh" >> "$results"
 

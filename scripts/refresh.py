@@ -106,6 +106,8 @@ def main():
             f.write(name + '\n')
             for path in files:
                 f.write('\t' + path + '\n')
+    # the overlay now holds what HEAD holds: later refreshes compare with it
+    git('update-ref', 'refs/overlay/applied', 'HEAD')
     print(f'refreshed {len(entries)} patches from build/linux')
 
 

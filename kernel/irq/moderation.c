@@ -229,11 +229,11 @@ int irq_set_moderation(unsigned int irq, unsigned int delay_us)
 	if (!m && delay_us) {
 		m = alloc;
 		alloc = NULL;
-		desc->moderation = m;
+		WRITE_ONCE(desc->moderation, m);
 	}
 	if (m) {
 		was_on = m->delay_ns;
-		m->delay_ns = (u64)delay_us * NSEC_PER_USEC;
+		WRITE_ONCE(m->delay_ns, (u64)delay_us * NSEC_PER_USEC);
 	}
 	raw_spin_unlock_irq(&desc->lock);
 	if (was_on && !delay_us)
@@ -279,7 +279,7 @@ void irq_moderation_free(struct irq_desc *desc)
 		return;
 	irq_moderation_quiesce(desc, m);
 	raw_spin_lock_irq(&desc->lock);
-	desc->moderation = NULL;
+	WRITE_ONCE(desc->moderation, NULL);
 	raw_spin_unlock_irq(&desc->lock);
 	if (m->delay_ns)
 		static_branch_slow_dec_deferred(&irq_moderation_used);

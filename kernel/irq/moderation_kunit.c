@@ -19,7 +19,6 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 
-
 struct fake_line {
 	unsigned int irq;
 	bool masked;
@@ -189,7 +188,7 @@ static void no_hold_after_quiet_time(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 500), 0);
 	fake_raise(l);
-	msleep(5);
+	msleep(20);
 	fake_raise(l);
 	KUNIT_EXPECT_EQ(test, l->runs, 2);
 	KUNIT_EXPECT_EQ(test, l->retriggers, 0);	/* no timer was needed */
@@ -338,11 +337,11 @@ static void disable_enable_while_held(struct kunit *test)
 	fake_raise(l);
 	fake_raise(l);				/* held */
 	disable_irq(l->irq);
-	msleep(10);				/* quiet time ends while disabled */
+	msleep(20);				/* quiet time ends while disabled */
 	KUNIT_EXPECT_EQ(test, l->runs, 1);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(l->masked));
 	enable_irq(l->irq);			/* replays the held interrupt */
-	msleep(5);
+	msleep(20);
 	KUNIT_EXPECT_EQ(test, l->runs, 2);
 	fake_free(l, true);
 }
@@ -353,9 +352,9 @@ static void turn_off_while_held(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, IRQ_MODERATION_MAX_US), 0);
 	fake_raise(l);
-	fake_raise(l);				/* held for up to 1 ms */
+	fake_raise(l);				/* held for 10 ms */
 	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 0), 0);
-	msleep(5);
+	usleep_range(1000, 2000);		/* replayed now, not at 10 ms */
 	KUNIT_EXPECT_EQ(test, l->runs, 2);
 	KUNIT_EXPECT_FALSE(test, READ_ONCE(l->masked));
 	fake_free(l, true);
@@ -379,7 +378,7 @@ static void two_vectors_one_cpu_keep_their_gaps(struct kunit *test)
 		fake_raise(b);
 		usleep_range(50, 100);
 	}
-	msleep(10);
+	msleep(20);
 	kunit_info(test, "a: %u runs, min gap %llu us; b: %u runs, min gap %llu us\n",
 		   a->runs, a->min_gap_ns / NSEC_PER_USEC,
 		   b->runs, b->min_gap_ns / NSEC_PER_USEC);
@@ -413,4 +412,5 @@ static struct kunit_suite irq_moderation_suite = {
 	.init = moderation_test_init,
 	.test_cases = irq_moderation_cases,
 };
+
 kunit_test_suite(irq_moderation_suite);

@@ -23,7 +23,7 @@
 /* No queue is deeper: a larger budget is the same as none. */
 #define NVME_IRQ_BUDGET_MAX	65536
 
-unsigned int nvme_irq_budget = 64;
+unsigned int nvme_irq_budget = 256;
 
 static int irq_budget_set(const char *val, const struct kernel_param *kp)
 {
@@ -45,7 +45,7 @@ static const struct kernel_param_ops irq_budget_ops = {
 };
 module_param_cb(irq_budget, &irq_budget_ops, &nvme_irq_budget, 0644);
 MODULE_PARM_DESC(irq_budget,
-		 "completions the interrupt handler reaps before it hands the queue to irq_poll (0-65536, 0 = no bound, default 64)");
+		 "completions the interrupt handler reaps before it hands the queue to irq_poll (0-65536, 0 = no bound, default 256)");
 
 static int drain_show(struct seq_file *m, void *unused)
 {

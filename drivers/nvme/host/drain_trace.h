@@ -14,16 +14,12 @@
 TRACE_EVENT(nvme_irq_poll_fallback,
 	    TP_PROTO(int irq, u16 qid, int reaped),
 	    TP_ARGS(irq, qid, reaped),
-	    TP_STRUCT__entry(
-		__field(int, irq)
-		__field(u16, qid)
-		__field(int, reaped)
-	    ),
-	    TP_fast_assign(
-		__entry->irq = irq;
-		__entry->qid = qid;
-		__entry->reaped = reaped;
-	    ),
+	    TP_STRUCT__entry(__field(int, irq)
+			     __field(u16, qid)
+			     __field(int, reaped)),
+	    TP_fast_assign(__entry->irq = irq;
+			   __entry->qid = qid;
+			   __entry->reaped = reaped;),
 	    TP_printk("irq=%d qid=%u reaped=%d",
 		      __entry->irq, __entry->qid, __entry->reaped)
 );
@@ -32,16 +28,12 @@ TRACE_EVENT(nvme_irq_poll_fallback,
 TRACE_EVENT(nvme_irq_poll_done,
 	    TP_PROTO(int irq, u16 qid, int reaped),
 	    TP_ARGS(irq, qid, reaped),
-	    TP_STRUCT__entry(
-		__field(int, irq)
-		__field(u16, qid)
-		__field(int, reaped)
-	    ),
-	    TP_fast_assign(
-		__entry->irq = irq;
-		__entry->qid = qid;
-		__entry->reaped = reaped;
-	    ),
+	    TP_STRUCT__entry(__field(int, irq)
+			     __field(u16, qid)
+			     __field(int, reaped)),
+	    TP_fast_assign(__entry->irq = irq;
+			   __entry->qid = qid;
+			   __entry->reaped = reaped;),
 	    TP_printk("irq=%d qid=%u reaped=%d",
 		      __entry->irq, __entry->qid, __entry->reaped)
 );

@@ -10,7 +10,7 @@ DIR=$(dirname "$0")
 
 ktap_print_header
 require_root
-ktap_set_plan 2
+ktap_set_plan 4
 
 ms=$(cmdline_value nvme.lost_irq_poll_ms "")
 if [ -z "$ms" ]; then
@@ -31,6 +31,22 @@ else
 		"$attr/times" | paste -sd,)
 	ktap_print_msg "fail_lost_irq: command line $fail, debugfs $got"
 	ktap_test_result "nvme.fail_lost_irq=$fail took effect" [ "$got" = "$fail" ]
+fi
+
+budget=$(cmdline_value nvme.irq_budget "")
+if [ -z "$budget" ]; then
+	ktap_test_skip "nvme.irq_budget not on the command line"
+else
+	ktap_test_result "nvme.irq_budget=$budget took effect" \
+		[ "$(cat /sys/module/nvme/parameters/irq_budget)" = "$budget" ]
+fi
+
+us=$(cmdline_value nvme.irq_moderation_us "")
+if [ -z "$us" ]; then
+	ktap_test_skip "nvme.irq_moderation_us not on the command line"
+else
+	ktap_test_result "nvme.irq_moderation_us=$us took effect" \
+		[ "$(cat /sys/module/nvme/parameters/irq_moderation_us)" = "$us" ]
 fi
 
 ktap_finished

@@ -28,3 +28,47 @@ require_root() {
 		exit "$KSFT_SKIP"
 	fi
 }
+
+# The Linux interrupt numbers of the NVMe I/O queue vectors
+nvme_io_irqs() {
+	awk '$NF ~ /^nvme[0-9]+q[1-9][0-9]*$/ { sub(":", "", $1); print $1 }' \
+		/proc/interrupts
+}
+
+# Sum of one key of every controller's bounded-drain counters
+drain_sum() {
+	cat /sys/kernel/debug/nvme_pci/nvme*/drain 2> /dev/null |
+		awk -v k="$1:" '$1 == k { s += $2 } END { print s + 0 }'
+}
+
+# fio_json NAME [fio options]: fio with JSON output in $WORK; prints the
+# I/O and error counts; true if it did I/O and reported no error
+fio_json() {
+	local name=$1 out=$WORK/$1.json
+	shift
+	fio --output-format=json --output="$out" "$@" > /dev/null \
+		2> "$WORK/$name.err" || return 1
+	python3 - "$out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+errs = sum(j['error'] for j in d['jobs'])
+ios = sum(j['read']['total_ios'] + j['write']['total_ios'] for j in d['jobs'])
+print(f"# fio: {ios} I/Os, {errs} errors")
+sys.exit(1 if errs or not ios else 0)
+PY
+}
+
+# One fio job per NVMe namespace: --name=dN --filename=/dev/nvmeNn1 ...
+fio_all_drives() {
+	local dev i=0
+
+	for dev in /dev/nvme*n1; do
+		printf -- '--name=d%s --filename=%s ' "$i" "$dev"
+		i=$((i + 1))
+	done
+}
+
+# write_rejected FILE VALUE: true if writing VALUE to FILE fails
+write_rejected() {
+	! echo "$2" > "$1" 2> /dev/null
+}

@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Bounded completion drain: with a small nvme.irq_budget the interrupt
+# handler hands busy queues to irq_poll; fio verifies clean, the counters
+# and the tracepoint show the hand-overs, nothing times out.  Bad values of
+# the parameters are rejected and the old value kept.
+
+DIR=$(dirname "$0")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/lib.sh"
+
+WORK=${TMPDIR:-/tmp}/nvme_irq_drain
+TRACE=/sys/kernel/tracing
+BUDGET=/sys/module/nvme/parameters/irq_budget
+MODERATION=/sys/module/nvme/parameters/irq_moderation_us
+
+ktap_print_header
+require_root
+if [ ! -w "$BUDGET" ] || [ -z "$(nvme_ctrls)" ]; then
+	ktap_skip_all "needs nvme.irq_budget and an NVMe controller"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$WORK"
+ktap_set_plan 14
+
+budget=$(cat "$BUDGET")
+trap 'echo "$budget" > "$BUDGET"' EXIT
+
+# 1-5: budget 2: a QD64 queue cannot be drained in one run
+fio_opts="--rw=randrw --bs=4k --ioengine=libaio --direct=1 --iodepth=64"
+fio_opts+=" --size=32m --verify=crc32c --verify_fatal=1 $(fio_all_drives)"
+f0=$(drain_sum fallbacks)
+p0=$(drain_sum poll_completions)
+dmesg -C
+echo 2 > "$BUDGET"
+echo 1 > "$TRACE/events/nvme_pci/nvme_irq_poll_fallback/enable" 2> /dev/null
+echo 1 > "$TRACE/events/nvme_pci/nvme_irq_poll_done/enable" 2> /dev/null
+echo > "$TRACE/trace" 2> /dev/null
+ktap_test_result "budget 2: fio randrw QD64 verify clean" fio_json small $fio_opts
+echo 0 > "$TRACE/events/nvme_pci/enable" 2> /dev/null
+echo "$budget" > "$BUDGET"
+fallbacks=$(($(drain_sum fallbacks) - f0))
+polled=$(($(drain_sum poll_completions) - p0))
+ktap_print_msg "$fallbacks hand-overs to irq_poll, $polled completions reaped by it"
+ktap_test_result "budget 2: the handler fell back to irq_poll" [ "$fallbacks" -gt 0 ]
+ktap_test_result "budget 2: irq_poll reaped completions" [ "$polled" -gt 0 ]
+fb=$(grep -c 'nvme_irq_poll_fallback: irq=' "$TRACE/trace" 2> /dev/null)
+done_=$(grep -c 'nvme_irq_poll_done: irq=' "$TRACE/trace" 2> /dev/null)
+ktap_print_msg "traced: ${fb:-0} fallbacks, ${done_:-0} returns to the interrupt"
+traced_both() {
+	[ "${fb:-0}" -gt 0 ] && [ "${done_:-0}" -gt 0 ]
+}
+ktap_test_result "tracepoints show hand-overs and returns" traced_both
+no_timeouts() {
+	! dmesg | grep -q timeout
+}
+ktap_test_result "budget 2: nothing timed out" no_timeouts
+
+# 6-7: budget 0 (unbounded): no hand-over at all
+f0=$(drain_sum fallbacks)
+echo 0 > "$BUDGET"
+ktap_test_result "budget 0: fio randrw QD64 verify clean" fio_json unbounded $fio_opts
+echo "$budget" > "$BUDGET"
+ktap_test_result "budget 0: no fallback to irq_poll" \
+	[ "$(drain_sum fallbacks)" = "$f0" ]
+
+# 8-14: bad values rejected, the old value kept
+echo 5 > "$BUDGET"
+for bad in -1 abc 65537; do
+	if write_rejected "$BUDGET" "$bad"; then
+		ktap_test_result "irq_budget rejects '$bad' and keeps 5" \
+			[ "$(cat "$BUDGET")" = 5 ]
+	else
+		ktap_test_fail "irq_budget rejects '$bad'"
+	fi
+done
+echo "$budget" > "$BUDGET"
+old=$(cat "$MODERATION")
+for bad in -1 abc 10001 ''; do
+	if write_rejected "$MODERATION" "$bad"; then
+		ktap_test_result "irq_moderation_us rejects '$bad' and keeps $old" \
+			[ "$(cat "$MODERATION")" = "$old" ]
+	else
+		ktap_test_fail "irq_moderation_us rejects '$bad'"
+	fi
+done
+
+ktap_finished
