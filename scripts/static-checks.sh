@@ -62,7 +62,11 @@ if ! cmp -s "$test_out/.config" "$stock_out/.config.src" 2>/dev/null; then
 	make -s -C "$STOCK_SRC" O="$stock_out" ARCH=x86_64 CC="ccache gcc" \
 		olddefconfig prepare -j"$(nproc)" > "$log/stock-prepare.log" 2>&1
 fi
-normalise() { grep -E 'warning:|error:' | sed -E 's/:[0-9]+:[0-9]+:/:/; s/:[0-9]+:/:/' | sort -u; }
+# the two trees' paths and line numbers differ; the warnings must not
+normalise() {
+	grep -E 'warning:|error:' | sed -E "s#$STOCK_SRC/##; s#$SRC/##" |
+		sed -E 's/:[0-9]+:[0-9]+:/:/; s/:[0-9]+:/:/' | sort -u
+}
 for f in $(git -C "$SRC" diff --name-only --diff-filter=AM base series -- '*.c'); do
 	obj=${f%.c}.o
 	if [ ! -f "$test_out/$obj" ]; then
