@@ -116,8 +116,8 @@ void nvme_drain_start(struct nvme_drain *d, struct nvme_drain_ctrl *dc,
 	d->irq = irq;
 	d->qid = qid;
 	d->deferred = false;
-	irq_poll_init(&d->iop, nvme_drain_budget() == INT_MAX ?
-		      NVME_IRQ_BUDGET_MAX : nvme_drain_budget(), poll);
+	/* the weight is set at each hand-over, from the budget of the time */
+	irq_poll_init(&d->iop, NVME_IRQ_BUDGET_MAX, poll);
 	d->started = true;
 	if (first) {
 		mutex_lock(&dc->lock);

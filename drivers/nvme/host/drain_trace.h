@@ -10,33 +10,28 @@
 
 #include <linux/tracepoint.h>
 
-/* The handler used up its budget with completions left: irq_poll takes over. */
-TRACE_EVENT(nvme_irq_poll_fallback,
-	    TP_PROTO(int irq, u16 qid, int reaped),
-	    TP_ARGS(irq, qid, reaped),
-	    TP_STRUCT__entry(__field(int, irq)
-			     __field(u16, qid)
-			     __field(int, reaped)),
-	    TP_fast_assign(__entry->irq = irq;
-			   __entry->qid = qid;
-			   __entry->reaped = reaped;),
-	    TP_printk("irq=%d qid=%u reaped=%d",
-		      __entry->irq, __entry->qid, __entry->reaped)
+DECLARE_EVENT_CLASS(nvme_irq_poll_class,
+		    TP_PROTO(int irq, u16 qid, int reaped),
+		    TP_ARGS(irq, qid, reaped),
+		    TP_STRUCT__entry(__field(int, irq)
+				     __field(u16, qid)
+				     __field(int, reaped)),
+		    TP_fast_assign(__entry->irq = irq;
+				   __entry->qid = qid;
+				   __entry->reaped = reaped;),
+		    TP_printk("irq=%d qid=%u reaped=%d",
+			      __entry->irq, __entry->qid, __entry->reaped)
 );
 
+/* The handler used up its budget with completions left: irq_poll takes over. */
+DEFINE_EVENT(nvme_irq_poll_class, nvme_irq_poll_fallback,
+	     TP_PROTO(int irq, u16 qid, int reaped),
+	     TP_ARGS(irq, qid, reaped));
+
 /* irq_poll emptied the queue and gave it back to its interrupt. */
-TRACE_EVENT(nvme_irq_poll_done,
-	    TP_PROTO(int irq, u16 qid, int reaped),
-	    TP_ARGS(irq, qid, reaped),
-	    TP_STRUCT__entry(__field(int, irq)
-			     __field(u16, qid)
-			     __field(int, reaped)),
-	    TP_fast_assign(__entry->irq = irq;
-			   __entry->qid = qid;
-			   __entry->reaped = reaped;),
-	    TP_printk("irq=%d qid=%u reaped=%d",
-		      __entry->irq, __entry->qid, __entry->reaped)
-);
+DEFINE_EVENT(nvme_irq_poll_class, nvme_irq_poll_done,
+	     TP_PROTO(int irq, u16 qid, int reaped),
+	     TP_ARGS(irq, qid, reaped));
 
 #endif /* _NVME_DRAIN_TRACE_H */
 
