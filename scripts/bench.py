@@ -39,6 +39,7 @@ METRICS = [
     ('drain_fallbacks', 'irq_poll fallbacks', '{:.0f}', False),
     ('softlockups', 'soft lockups', '{:.0f}', False),
     ('io_timeouts', 'I/O timeouts', '{:.0f}', False),
+    ('coal_delay_us', 'adaptive delay us', '{:.0f}', False),
 ]
 
 
@@ -96,7 +97,15 @@ def cases_of(mode):
         if QUICK:
             fio['runtime'] = '2'
         label = ' '.join(f'{k}={v}' for k, v in zip(keys, values)) or 'run'
-        cases.append({'case': label, 'fio': fio})
+        case = {'case': label, 'fio': fio}
+        if 'phases' in fio:
+            # the guest runs the phases back to back, one result each
+            case['labels'] = [f'phase{i} qd={ph.split(":")[0]}' for i, ph in
+                              enumerate(fio['phases'].split('+'), 1)]
+            if QUICK:
+                fio['phases'] = '+'.join(ph.split(':')[0] + ':2' for ph in
+                                         fio['phases'].split('+'))
+        cases.append(case)
     return cases
 
 
@@ -134,12 +143,12 @@ def boot(mode, rep, cases):
 def summarise(modes, runs):
     summary = []
     for m in modes:
-        for c in cases_of(m):
+        for label in [lb for c in cases_of(m) for lb in c.get('labels', [c['case']])]:
             ok = [r for r in runs if r['scenario'] == m['scenario'] and
-                  r['mode'] == m['mode'] and r['case'] == c['case'] and
+                  r['mode'] == m['mode'] and r['case'] == label and
                   'failed' not in r]
             row = {'scenario': m['scenario'], 'mode': m['mode'],
-                   'case': c['case'], 'runs': len(ok)}
+                   'case': label, 'runs': len(ok)}
             for key, *_ in METRICS:
                 vals = [r[key] for r in ok if r.get(key) is not None]
                 if vals:
@@ -153,7 +162,7 @@ def fmt(fmtstr, v):
     return fmtstr.format(v) if v is not None else '-'
 
 
-def write_markdown(meta, summary, path):
+def write_markdown(meta, summary, path, series=()):
     lines = [f"# make bench results ({meta['date']})", '',
              f"{meta['reps']} repetition(s) per case, modes interleaved; "
              'median [min-max]; the ratio is to the scenario\'s first mode '
@@ -185,6 +194,9 @@ def write_markdown(meta, summary, path):
         for key, title in (('iops', 'IOPS'), ('clat_p99_us', 'p99'),
                            ('handler_runs_per_io', 'handler runs')):
             lines.append(f'![{scen} {title}]({scen}-{key}.png)')
+        for png in series:
+            if png.startswith(f'{scen}-'):
+                lines.append(f'![{png[:-4]}]({png})')
         lines.append('')
     open(path, 'w').write('\n'.join(lines))
 
@@ -235,6 +247,48 @@ plot for [i=2:{len(modes) + 1}] "{dat}" using i:xtic(1) title columnheader(i)
     return made
 
 
+def plot_series(runs, outdir):
+    """Adaptive delay per queue over the phases of the first repetition."""
+    made = []
+    for scen in dict.fromkeys(r['scenario'] for r in runs if r.get('coal_series')):
+        for mode in dict.fromkeys(r['mode'] for r in runs if r['scenario'] == scen
+                                  and r.get('coal_series')):
+            rows = [x for r in runs if r['scenario'] == scen and r['mode'] == mode
+                    and r.get('rep') == 1 for x in r.get('coal_series', [])]
+            if not rows:
+                continue
+            t0 = min(t for t, _, _ in rows)
+            queues = sorted(dict.fromkeys(q for _, q, _ in rows))
+            dat = os.path.join(outdir, f'{scen}-{mode}-delay.dat')
+            with open(dat, 'w') as f:
+                for i, q in enumerate(queues):
+                    f.write(f'# {q}\n')
+                    for t, qq, d in rows:
+                        if qq == q:
+                            f.write(f'{t - t0:.2f} {d}\n')
+                    f.write('\n\n')
+            png = os.path.join(outdir, f'{scen}-{mode}-delay.png')
+            plots = ', '.join(f'"{dat}" index {i} using 1:2 with steps lw 2 title "{q}"'
+                              for i, q in enumerate(queues))
+            script = f'''
+set terminal png size 900,400
+set output "{png}"
+set title "{scen}/{mode}: adaptive delay per queue (phases back to back)"
+set xlabel "seconds"
+set ylabel "delay, us"
+set yrange [0:*]
+set key outside right top
+set grid
+plot {plots}
+'''
+            r = subprocess.run(['gnuplot'], input=script, text=True,
+                               capture_output=True)
+            if r.returncode != 0:
+                die(f'gnuplot failed for {png}: {r.stderr}')
+            made.append(png)
+    return made
+
+
 def publish(outdir, plots):
     """Keep the latest full run in the tree, for the README."""
     dest = os.path.join(TOP, 'bench', 'results')
@@ -246,8 +300,10 @@ def publish(outdir, plots):
 
 def replot():
     data = json.load(open(os.path.join(OUT, 'results.json')))
-    write_markdown(data['meta'], data['summary'], os.path.join(OUT, 'results.md'))
-    plots = plot(data['summary'], OUT)
+    series = plot_series(data['runs'], OUT)
+    write_markdown(data['meta'], data['summary'], os.path.join(OUT, 'results.md'),
+                   [os.path.basename(p) for p in series])
+    plots = plot(data['summary'], OUT) + series
     if not data['meta']['quick']:
         publish(OUT, plots)
     print(f'bench: replotted {len(plots)} plots from {OUT}/results.json')
@@ -294,8 +350,10 @@ def main():
     summary = summarise(modes, runs)
     json.dump({'meta': meta, 'runs': runs, 'summary': summary},
               open(os.path.join(OUT, 'results.json'), 'w'), indent=1)
-    write_markdown(meta, summary, os.path.join(OUT, 'results.md'))
-    plots = plot(summary, OUT)
+    series = plot_series(runs, OUT)
+    write_markdown(meta, summary, os.path.join(OUT, 'results.md'),
+                   [os.path.basename(p) for p in series])
+    plots = plot(summary, OUT) + series
     failed = [r for r in runs if 'failed' in r]
     if not QUICK and not only and not failed:
         publish(OUT, plots)

@@ -38,16 +38,20 @@ python3 "$TOP/scripts/ktap.py" kselftest "$dir/default/kselftest.txt" >> "$resul
 # 2. non-default values of the series' parameters on the kernel command line
 params="nvme_core.default_ps_max_latency_us=100000 nvme.lost_irq_poll_ms=9"
 params+=" nvme.fail_lost_irq=1000,0,0,-1 nvme.irq_budget=32 nvme.irq_moderation_us=50"
+params+=" nvme.adaptive_coalescing=0 nvme.coalescing_period_ms=20 nvme.high_io_delta=777"
+params+=" nvme.avg_qd_threshold=3 nvme.total_inflight_io_threshold=5 nvme.coalescing_max_delay_us=300"
 boot params --append "$params" -- \
-	"for t in apst_default boot_params moderation; do $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt; done; cat \$RESULTS/*.txt"
-for t in apst_default boot_params moderation; do
+	"for t in apst_default boot_params moderation coalescing; do $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt; done; cat \$RESULTS/*.txt"
+for t in apst_default boot_params moderation coalescing; do
 	python3 "$TOP/scripts/ktap.py" "kselftest (boot parameters)" "$dir/params/$t.txt" >> "$results"
 done
 
 # 3. moderation switched off on the command line, nvme asking for it anyway
 boot noirqmoderation --append "noirqmoderation nvme.irq_moderation_us=50" -- \
-	"$ksft/nvme_irq/moderation.sh > \$RESULTS/moderation.txt; cat \$RESULTS/moderation.txt"
-python3 "$TOP/scripts/ktap.py" "kselftest (noirqmoderation)" "$dir/noirqmoderation/moderation.txt" >> "$results"
+	"for t in moderation coalescing; do $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt; done; cat \$RESULTS/*.txt"
+for t in moderation coalescing; do
+	python3 "$TOP/scripts/ktap.py" "kselftest (noirqmoderation)" "$dir/noirqmoderation/$t.txt" >> "$results"
+done
 
 # 4. a smoke run of the benchmark: well-formed results and plots, no timing
 note "make bench QUICK=1"

@@ -51,14 +51,15 @@ static const struct file_operations knob_fops = {
 
 /**
  * nvme_pci_debugfs_knob() - create a range-checked knob file
- * @parent: directory
+ * @parent: directory; NULL for /sys/kernel/debug/nvme_pci/ itself
  * @knob: the knob; must outlive the file
  *
  * Context: process.
  */
 void nvme_pci_debugfs_knob(struct dentry *parent, const struct nvme_pci_knob *knob)
 {
-	debugfs_create_file(knob->name, 0600, parent, (void *)knob, &knob_fops);
+	debugfs_create_file(knob->name, 0600, parent ?: nvme_pci_debugfs_root,
+			    (void *)knob, &knob_fops);
 }
 
 /**

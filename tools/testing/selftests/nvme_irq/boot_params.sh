@@ -10,7 +10,7 @@ DIR=$(dirname "$0")
 
 ktap_print_header
 require_root
-ktap_set_plan 4
+ktap_set_plan 10
 
 ms=$(cmdline_value nvme.lost_irq_poll_ms "")
 if [ -z "$ms" ]; then
@@ -48,5 +48,16 @@ else
 	ktap_test_result "nvme.irq_moderation_us=$us took effect" \
 		[ "$(cat /sys/module/nvme/parameters/irq_moderation_us)" = "$us" ]
 fi
+
+for p in adaptive_coalescing coalescing_period_ms high_io_delta \
+	 avg_qd_threshold total_inflight_io_threshold coalescing_max_delay_us; do
+	v=$(cmdline_value "nvme.$p" "")
+	if [ -z "$v" ]; then
+		ktap_test_skip "nvme.$p not on the command line"
+	else
+		ktap_test_result "nvme.$p=$v took effect" \
+			[ "$(cat "/sys/module/nvme/parameters/$p")" = "$v" ]
+	fi
+done
 
 ktap_finished

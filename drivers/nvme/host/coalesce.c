@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Adaptive interrupt coalescing of nvme-pci: sampling, actuators, knobs.
+ *
+ * The work item of a controller runs every period while one of its queues
+ * completes commands or is moderated, and stops otherwise: an idle
+ * controller costs nothing, and the first interrupt after idle starts it
+ * again.  It asks the policy for each queue's state and sets it with the
+ * finest actuator available: device coalescing (Feature 08h for the
+ * controller, 09h Coalescing Disable for the vectors that must stay
+ * immediate) if the controller accepts it, genirq per-vector moderation
+ * otherwise.  Admin commands are sent from the work item only, outside
+ * the lock, at most NVME_COAL_MAX_CMDS per period and only on a change.
+ */
+#include <linux/debugfs.h>
+#include <linux/irq_moderation.h>
+#include <linux/ktime.h>
+#include <linux/moduleparam.h>
+#include <linux/seq_file.h>
+#include <linux/sysfs.h>
+
+#include "nvme.h"
+#include "coalesce.h"
+#include "pci_debugfs.h"
+
+#define CREATE_TRACE_POINTS
+#include "coalesce_trace.h"
+
+#define NVME_COAL_MAX_CMDS	4
+
+unsigned int nvme_coal_adaptive = 1;
+unsigned int nvme_coal_disabled;
+static unsigned int nvme_coal_period_ms = 50;
+static unsigned int nvme_coal_high_io_delta = 10000;
+static unsigned int nvme_coal_avg_qd_threshold = 8;
+static unsigned int nvme_coal_inflight_threshold = 32;
+static unsigned int nvme_coal_max_delay_us = 1000;
+
+/* The global knobs, in /sys/kernel/debug/nvme_pci/ and as parameters. */
+enum {
+	KNOB_ADAPTIVE, KNOB_DISABLE, KNOB_PERIOD, KNOB_HIGH_IO_DELTA,
+	KNOB_AVG_QD, KNOB_INFLIGHT, KNOB_MAX_DELAY, NR_KNOBS
+};
+
+static const struct nvme_pci_knob knobs[NR_KNOBS] = {
+	[KNOB_ADAPTIVE] = { .name = "adaptive_coalescing",
+		.val = &nvme_coal_adaptive, .min = 0, .max = 1 },
+	[KNOB_DISABLE] = { .name = "disable_adaptive_interrupt_coalescing",
+		.val = &nvme_coal_disabled, .min = 0, .max = 1 },
+	[KNOB_PERIOD] = { .name = "coalescing_period_ms",
+		.val = &nvme_coal_period_ms, .min = 10, .max = 1000 },
+	[KNOB_HIGH_IO_DELTA] = { .name = "high_io_delta",
+		.val = &nvme_coal_high_io_delta, .min = 1, .max = 100000000 },
+	[KNOB_AVG_QD] = { .name = "avg_qd_threshold",
+		.val = &nvme_coal_avg_qd_threshold, .min = 0, .max = 65536 },
+	[KNOB_INFLIGHT] = { .name = "total_inflight_io_threshold",
+		.val = &nvme_coal_inflight_threshold, .min = 0, .max = 16777216 },
+	[KNOB_MAX_DELAY] = { .name = "coalescing_max_delay_us",
+		.val = &nvme_coal_max_delay_us, .min = 1,
+		.max = IRQ_MODERATION_MAX_US },
+};
+
+static int knob_param_set(const char *val, const struct kernel_param *kp)
+{
+	const struct nvme_pci_knob *knob = kp->arg;
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < knob->min || v > knob->max)
+		return -ERANGE;
+	WRITE_ONCE(*knob->val, v);
+	return 0;
+}
+
+static int knob_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct nvme_pci_knob *knob = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*knob->val));
+}
+
+static const struct kernel_param_ops knob_param_ops = {
+	.set = knob_param_set,
+	.get = knob_param_get,
+};
+
+module_param_cb(adaptive_coalescing, &knob_param_ops,
+		(void *)&knobs[KNOB_ADAPTIVE], 0644);
+MODULE_PARM_DESC(adaptive_coalescing,
+		 "moderate busy I/O queues' interrupts adaptively (0-1, default 1)");
+module_param_cb(coalescing_period_ms, &knob_param_ops,
+		(void *)&knobs[KNOB_PERIOD], 0644);
+MODULE_PARM_DESC(coalescing_period_ms,
+		 "sample period of adaptive coalescing, ms (10-1000, default 50)");
+module_param_cb(high_io_delta, &knob_param_ops,
+		(void *)&knobs[KNOB_HIGH_IO_DELTA], 0644);
+MODULE_PARM_DESC(high_io_delta,
+		 "completions per period a controller needs to be moderated (1-100000000, default 10000)");
+module_param_cb(avg_qd_threshold, &knob_param_ops,
+		(void *)&knobs[KNOB_AVG_QD], 0644);
+MODULE_PARM_DESC(avg_qd_threshold,
+		 "a queue this deep on average or less is never moderated (0-65536, default 8)");
+module_param_cb(total_inflight_io_threshold, &knob_param_ops,
+		(void *)&knobs[KNOB_INFLIGHT], 0644);
+MODULE_PARM_DESC(total_inflight_io_threshold,
+		 "summed average depth of a controller's queues needed to moderate (0-16777216, default 32)");
+module_param_cb(coalescing_max_delay_us, &knob_param_ops,
+		(void *)&knobs[KNOB_MAX_DELAY], 0644);
+MODULE_PARM_DESC(coalescing_max_delay_us,
+		 "longest delay adaptive coalescing sets, us (1-10000, default 1000)");
+
+/* Context: module init. */
+void nvme_coal_debugfs_init(void)
+{
+	int i;
+
+	/* adaptive_coalescing is the boot switch; the knob is its inverse */
+	for (i = KNOB_DISABLE; i < NR_KNOBS; i++)
+		nvme_pci_debugfs_knob(NULL, &knobs[i]);
+}
+
+static void nvme_coal_params(struct nvme_coal_params *p)
+{
+	p->enabled = READ_ONCE(nvme_coal_adaptive) &&
+		     !READ_ONCE(nvme_coal_disabled);
+	p->period_ms = READ_ONCE(nvme_coal_period_ms);
+	p->high_io_delta = READ_ONCE(nvme_coal_high_io_delta);
+	p->avg_qd_threshold = READ_ONCE(nvme_coal_avg_qd_threshold);
+	p->total_inflight_io_threshold = READ_ONCE(nvme_coal_inflight_threshold);
+	p->max_delay_us = READ_ONCE(nvme_coal_max_delay_us);
+}
+
+/**
+ * nvme_coal_kick() - start the controller's sampling
+ * @cc: the controller's state
+ *
+ * Context: any (the interrupt handler).
+ */
+void nvme_coal_kick(struct nvme_coal_ctrl *cc)
+{
+	if (!test_and_set_bit(NVME_COAL_RUNNING, &cc->flags))
+		queue_delayed_work(system_wq, &cc->work,
+				   msecs_to_jiffies(READ_ONCE(nvme_coal_period_ms)));
+}
+
+/* Set the vector's genirq delay if it is still ours.  Context: work, lock. */
+static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
+			     struct nvme_coal_queue *q, u32 us)
+{
+	int ret;
+
+	if (q->refused || q->external || q->applied_us == us)
+		return;
+	ret = irq_set_moderation(q->irq, us);
+	if (ret) {
+		q->refused = true;
+		if (!cc->sw_warned) {
+			cc->sw_warned = true;
+			dev_info(cc->ctrl->device,
+				 "adaptive coalescing: genirq does not moderate irq %d (%pe): its completions are signalled at once\n",
+				 q->irq, ERR_PTR(ret));
+		}
+		return;
+	}
+	q->applied_us = us;
+}
+
+/*
+ * Somebody else (nvme.irq_moderation_us, /proc/irq/N/moderation_us) owns a
+ * vector whose delay is not the one set here; it is given back by setting
+ * it to 0.  Context: work, lock.
+ */
+static void nvme_coal_check_owner(struct nvme_coal_queue *q)
+{
+	unsigned int cur = irq_get_moderation(q->irq);
+
+	if (cur == q->applied_us) {
+		q->external = false;
+	} else if (!cur) {
+		q->applied_us = 0;
+		q->external = false;
+	} else {
+		q->external = true;
+	}
+}
+
+static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
+				   struct nvme_coal_queue *q,
+				   const struct nvme_coal_params *p,
+				   const struct nvme_coal_load *total)
+{
+	bool was = q->pol.engaged;
+	u32 old = q->pol.delay_us;
+
+	if (was)
+		q->moderated_ns += q->load.elapsed_ns;
+	if (!nvme_coal_decide(&q->pol, p, &q->load, total))
+		return;
+	q->decisions++;
+	cc->decisions++;
+	trace_nvme_coalesce_decision(cc->ctrl->instance, q->qid, was, old,
+				     q->pol.engaged, q->pol.delay_us, &q->load,
+				     total);
+}
+
+/*
+ * The device actuator: the Feature 08h value the controller should have
+ * (0 if no queue is moderated) and, per queue, whether its vector is to be
+ * exempt.  Context: work, lock.
+ */
+static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
+{
+	struct nvme_coal_queue *q;
+	u32 delay = 0, qd = U32_MAX;
+
+	if (cc->feat == NVME_COAL_FEAT_REFUSED)
+		return 0;
+	list_for_each_entry(q, &cc->queues, node) {
+		if (q->active && q->pol.engaged) {
+			delay = max(delay, q->pol.delay_us);
+			qd = min(qd, q->load.avg_qd);
+		}
+	}
+	return delay ? nvme_coal_feat_coalesce(delay, qd) : 0;
+}
+
+struct nvme_coal_cmd {
+	unsigned int fid;
+	u32 dw11;
+	struct nvme_coal_queue *q;
+};
+
+/* Context: work, lock.  Returns the number of commands queued in @cmds. */
+static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds)
+{
+	bool device = cc->feat == NVME_COAL_FEAT_ACCEPTED;
+	u32 dw11 = nvme_coal_device_target(cc);
+	struct nvme_coal_queue *q;
+	int n = 0;
+
+	list_for_each_entry(q, &cc->queues, node) {
+		if (!q->active)
+			continue;
+		/* genirq carries the queue unless the controller coalesces */
+		nvme_coal_set_sw(cc, q, device ? 0 : q->pol.delay_us);
+		if (device && n < NVME_COAL_MAX_CMDS - 1 &&
+		    q->exempt != (dw11 && !q->pol.engaged)) {
+			cmds[n++] = (struct nvme_coal_cmd) {
+				.fid = NVME_FEAT_IRQ_CONFIG, .q = q,
+				.dw11 = nvme_coal_feat_vector(q->vector, !q->exempt),
+			};
+		}
+	}
+	/* the first moderated queue is the probe of Feature 08h */
+	if (dw11 != cc->feat_dw11)
+		cmds[n++] = (struct nvme_coal_cmd) {
+			.fid = NVME_FEAT_IRQ_COALESCE, .dw11 = dw11,
+		};
+	return n;
+}
+
+/*
+ * Send the commands; record what the controller took.  Context: the work
+ * item, without the lock: a command can wait for a reset, and the reset
+ * takes the lock when it frees the vectors.
+ */
+static void nvme_coal_send(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds,
+			   int n)
+{
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		if (nvme_ctrl_state(cc->ctrl) != NVME_CTRL_LIVE)
+			return;
+		ret = nvme_set_features(cc->ctrl, cmds[i].fid, cmds[i].dw11,
+					NULL, 0, NULL);
+		if (ret < 0)
+			return;	/* no answer (reset, removal): try next period */
+
+		mutex_lock(&cc->lock);
+		if (!ret && cmds[i].fid == NVME_FEAT_IRQ_COALESCE) {
+			cc->feat_dw11 = cmds[i].dw11;
+			if (cc->feat == NVME_COAL_FEAT_UNTRIED)
+				cc->feat = NVME_COAL_FEAT_ACCEPTED;
+		} else if (!ret && cmds[i].q->active) {
+			cmds[i].q->exempt = !cmds[i].q->exempt;
+		} else if (ret && cc->feat != NVME_COAL_FEAT_REFUSED) {
+			cc->feat = NVME_COAL_FEAT_REFUSED;
+			cc->feat_status = ret;
+			dev_info(cc->ctrl->device,
+				 "interrupt coalescing: Set Features %02xh refused (status %#x): using genirq moderation\n",
+				 cmds[i].fid, ret);
+		}
+		mutex_unlock(&cc->lock);
+	}
+}
+
+static void nvme_coal_work(struct work_struct *work)
+{
+	struct nvme_coal_ctrl *cc = container_of(to_delayed_work(work),
+						 struct nvme_coal_ctrl, work);
+	struct nvme_coal_cmd cmds[NVME_COAL_MAX_CMDS];
+	struct nvme_coal_load total = { };
+	struct nvme_coal_params p;
+	struct nvme_coal_queue *q;
+	u64 now = ktime_get_ns();
+	bool busy = false;
+	int n;
+
+	nvme_coal_params(&p);
+	mutex_lock(&cc->lock);
+	list_for_each_entry(q, &cc->queues, node) {
+		struct nvme_coal_sample s = {
+			.now_ns = now,
+			.qd_sum = READ_ONCE(q->qd_sum),
+			.qd_runs = READ_ONCE(q->qd_runs),
+		};
+
+		q->valid = false;
+		if (!q->active)
+			continue;
+		q->ops->sample(q, &s);
+		q->valid = nvme_coal_measure(&q->pol, &s, p.period_ms, &q->load);
+		if (q->valid)
+			nvme_coal_add_load(&total, &q->load);
+	}
+	list_for_each_entry(q, &cc->queues, node) {
+		if (!q->active)
+			continue;
+		nvme_coal_check_owner(q);
+		if (q->valid)
+			nvme_coal_decide_queue(cc, q, &p, &total);
+		busy |= q->pol.engaged || !q->valid || q->load.completions;
+	}
+	n = nvme_coal_actuate(cc, cmds);
+	mutex_unlock(&cc->lock);
+	nvme_coal_send(cc, cmds, n);
+
+	if (test_bit(NVME_COAL_DEAD, &cc->flags))
+		return;
+	if (busy || n) {
+		queue_delayed_work(system_wq, &cc->work,
+				   msecs_to_jiffies(p.period_ms));
+		return;
+	}
+	/* idle: the next interrupt starts the sampling again */
+	clear_bit(NVME_COAL_RUNNING, &cc->flags);
+}
+
+static const char *nvme_coal_state(const struct nvme_coal_queue *q)
+{
+	if (!q->active)
+		return "stopped";
+	if (q->external)
+		return "external";
+	return q->pol.engaged ? "moderated" : "off";
+}
+
+static int coalescing_show(struct seq_file *m, void *unused)
+{
+	static const char * const feat[] = {
+		[NVME_COAL_FEAT_UNTRIED] = "untried",
+		[NVME_COAL_FEAT_ACCEPTED] = "accepted",
+		[NVME_COAL_FEAT_REFUSED] = "refused",
+	};
+	struct nvme_coal_ctrl *cc = m->private;
+	struct nvme_coal_queue *q;
+	const char *actuator;
+	struct nvme_coal_params p;
+	bool sw = false;
+
+	nvme_coal_params(&p);
+	mutex_lock(&cc->lock);
+	list_for_each_entry(q, &cc->queues, node)
+		sw |= q->active && !q->refused;
+	if (cc->feat == NVME_COAL_FEAT_ACCEPTED)
+		actuator = "device";
+	else
+		actuator = sw ? "genirq" : "none";
+	seq_printf(m, "adaptive: %s\n", p.enabled ? "on" : "off");
+	seq_printf(m, "actuator: %s\n", actuator);
+	seq_printf(m, "feature_08h: %s\n", feat[cc->feat]);
+	if (cc->feat == NVME_COAL_FEAT_REFUSED)
+		seq_printf(m, "feature_status: %#x\n", cc->feat_status);
+	seq_printf(m, "feature_08h_dw11: %#x\n", cc->feat_dw11);
+	seq_printf(m, "decisions: %llu\n", cc->decisions);
+	list_for_each_entry(q, &cc->queues, node) {
+		seq_printf(m, "q%u.state: %s\n", q->qid, nvme_coal_state(q));
+		seq_printf(m, "q%u.delay_us: %u\n", q->qid, q->pol.delay_us);
+		seq_printf(m, "q%u.irq_delay_us: %u\n", q->qid, q->applied_us);
+		seq_printf(m, "q%u.avg_qd: %u\n", q->qid, q->load.avg_qd);
+		seq_printf(m, "q%u.completions: %u\n", q->qid, q->load.completions);
+		seq_printf(m, "q%u.decisions: %llu\n", q->qid, q->decisions);
+		seq_printf(m, "q%u.moderated_ms: %llu\n", q->qid,
+			   div_u64(q->moderated_ns, NSEC_PER_MSEC));
+	}
+	mutex_unlock(&cc->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(coalescing);
+
+/**
+ * nvme_coal_ctrl_init() - set up a controller's adaptive coalescing
+ * @cc: the state, in the controller's private data
+ * @ctrl: the controller
+ * @parent: the controller's debugfs directory (may be an error pointer)
+ *
+ * Context: process.
+ */
+void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
+			 struct dentry *parent)
+{
+	cc->ctrl = ctrl;
+	mutex_init(&cc->lock);
+	INIT_LIST_HEAD(&cc->queues);
+	INIT_DELAYED_WORK(&cc->work, nvme_coal_work);
+	debugfs_create_file("coalescing", 0400, parent, cc, &coalescing_fops);
+}
+
+/**
+ * nvme_coal_ctrl_stop() - stop a controller's sampling for good
+ * @cc: the controller's state
+ *
+ * Context: process, after every vector of the controller is freed (no
+ * handler can start the work again), before the state is freed.  A state
+ * that was never initialised (probe failed early) is left alone.
+ */
+void nvme_coal_ctrl_stop(struct nvme_coal_ctrl *cc)
+{
+	if (!cc->ctrl)
+		return;
+	set_bit(NVME_COAL_DEAD, &cc->flags);
+	set_bit(NVME_COAL_RUNNING, &cc->flags);
+	cancel_delayed_work_sync(&cc->work);
+}
+
+/**
+ * nvme_coal_start() - an I/O queue's vector was requested
+ * @q: the queue's state
+ * @cc: its controller's state
+ * @ops: access to the queue
+ * @irq: the vector's Linux interrupt number
+ * @vector: the MSI-X vector index
+ * @qid: queue id; the admin queue (0) is never moderated
+ *
+ * The vector starts unmoderated, and so does the controller when its
+ * first queue starts: a reset set its features back to their defaults.
+ *
+ * Context: process.
+ */
+void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
+		     const struct nvme_coal_ops *ops, int irq, u16 vector,
+		     u16 qid)
+{
+	struct nvme_coal_queue *other;
+	bool first = true;
+
+	if (!qid)
+		return;
+	mutex_lock(&cc->lock);
+	if (!q->cc)
+		list_add_tail(&q->node, &cc->queues);
+	list_for_each_entry(other, &cc->queues, node)
+		first &= !other->active;
+	if (first)
+		cc->feat_dw11 = 0;
+	memset(&q->pol, 0, sizeof(q->pol));
+	q->ops = ops;
+	q->irq = irq;
+	q->vector = vector;
+	q->qid = qid;
+	q->applied_us = 0;
+	q->refused = false;
+	q->external = false;
+	q->exempt = false;
+	q->active = true;
+	WRITE_ONCE(q->cc, cc);
+	mutex_unlock(&cc->lock);
+}
+
+/**
+ * nvme_coal_stop() - an I/O queue's vector is about to be freed
+ * @q: the queue's state
+ *
+ * free_irq() ends the vector's moderation; the statistics stay.
+ *
+ * Context: process.
+ */
+void nvme_coal_stop(struct nvme_coal_queue *q)
+{
+	struct nvme_coal_ctrl *cc = q->cc;
+
+	if (!cc)
+		return;
+	mutex_lock(&cc->lock);
+	q->active = false;
+	q->pol.engaged = false;
+	q->pol.delay_us = 0;
+	mutex_unlock(&cc->lock);
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Adaptive interrupt coalescing of nvme-pci: a per-controller work item
+ * samples each I/O queue every period, asks the policy (coalesce_policy.c)
+ * whether the queue should be moderated and for how long, and drives the
+ * actuator: device coalescing (Features 08h/09h) where the controller
+ * accepts it, genirq per-vector moderation everywhere else.
+ */
+#ifndef _NVME_COALESCE_H
+#define _NVME_COALESCE_H
+
+#include <linux/bitops.h>
+#include <linux/dcache.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+#include "coalesce_policy.h"
+
+struct nvme_ctrl;
+struct nvme_coal_queue;
+
+/**
+ * struct nvme_coal_ops - the queue as the policy's work item sees it
+ * @sample: fill in @completions and @inflight; process context, lockless
+ */
+struct nvme_coal_ops {
+	void (*sample)(struct nvme_coal_queue *q, struct nvme_coal_sample *s);
+};
+
+enum nvme_coal_feat {
+	NVME_COAL_FEAT_UNTRIED,	/* no queue was moderated yet */
+	NVME_COAL_FEAT_ACCEPTED,	/* Features 08h and 09h can be set */
+	NVME_COAL_FEAT_REFUSED,	/* the controller said no: genirq only */
+};
+
+/* bits of nvme_coal_ctrl.flags */
+#define NVME_COAL_RUNNING	0	/* the work item is queued or running */
+#define NVME_COAL_DEAD		1	/* the controller is going away */
+
+/**
+ * struct nvme_coal_ctrl - adaptive coalescing of one controller
+ * @ctrl: the controller, for admin commands and messages
+ * @work: samples the queues every period while any is busy or moderated
+ * @lock: protects @queues and everything the work item decides
+ * @queues: the I/O queues that were ever started
+ * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD
+ * @feat: what the controller answered to Feature 08h
+ * @feat_status: the NVMe status of a refusal
+ * @feat_dw11: the Feature 08h value the controller has now (0 = off)
+ * @decisions: state or delay changes of all queues
+ * @sw_warned: genirq's refusal of a vector was logged
+ */
+struct nvme_coal_ctrl {
+	struct nvme_ctrl *ctrl;
+	struct delayed_work work;
+	struct mutex lock;	/* protects @queues and the decisions */
+	struct list_head queues;
+	unsigned long flags;
+	enum nvme_coal_feat feat;
+	int feat_status;
+	u32 feat_dw11;
+	u64 decisions;
+	bool sw_warned;
+};
+
+/**
+ * struct nvme_coal_queue - adaptive coalescing of one I/O queue
+ * @pol: the policy's state
+ * @load: the last usable period
+ * @node: entry in the controller's @queues
+ * @cc: the controller's state; set at the first start, never cleared
+ * @ops: access to the queue
+ * @qd_sum: commands outstanding at each handler run, summed; handler only
+ * @qd_runs: handler runs added to @qd_sum; handler only
+ * @irq: Linux interrupt number of the queue's vector
+ * @vector: MSI-X vector index, for Feature 09h
+ * @qid: queue id
+ * @active: the vector is requested; changed under @cc->lock
+ * @valid: @load is from the period that just ended
+ * @refused: genirq refused to moderate the vector
+ * @external: somebody else set the vector's moderation: hands off
+ * @exempt: the vector is exempt from device coalescing (Feature 09h CD)
+ * @applied_us: the genirq delay this code set on the vector
+ * @decisions: state or delay changes
+ * @moderated_ns: time spent moderated
+ */
+struct nvme_coal_queue {
+	struct nvme_coal_policy pol;
+	struct nvme_coal_load load;
+	struct list_head node;
+	struct nvme_coal_ctrl *cc;
+	const struct nvme_coal_ops *ops;
+	u32 qd_sum;
+	u32 qd_runs;
+	int irq;
+	u16 vector;
+	u16 qid;
+	bool active;
+	bool valid;
+	bool refused;
+	bool external;
+	bool exempt;
+	u32 applied_us;
+	u64 decisions;
+	u64 moderated_ns;
+};
+
+extern unsigned int nvme_coal_adaptive;
+extern unsigned int nvme_coal_disabled;
+
+void nvme_coal_debugfs_init(void);
+void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
+			 struct dentry *parent);
+void nvme_coal_ctrl_stop(struct nvme_coal_ctrl *cc);
+void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
+		     const struct nvme_coal_ops *ops, int irq, u16 vector,
+		     u16 qid);
+void nvme_coal_stop(struct nvme_coal_queue *q);
+void nvme_coal_kick(struct nvme_coal_ctrl *cc);
+
+/**
+ * nvme_coal_account() - account one run of a queue's interrupt handler
+ * @q: the queue's state
+ * @outstanding: commands submitted and not yet reaped as the handler starts
+ *
+ * Starts the controller's sampling if it is not running.
+ *
+ * Context: the queue's interrupt handler.
+ */
+static inline void nvme_coal_account(struct nvme_coal_queue *q,
+				     u32 outstanding)
+{
+	struct nvme_coal_ctrl *cc = READ_ONCE(q->cc);
+
+	WRITE_ONCE(q->qd_sum, q->qd_sum + outstanding);
+	WRITE_ONCE(q->qd_runs, q->qd_runs + 1);
+	if (cc && unlikely(!test_bit(NVME_COAL_RUNNING, &cc->flags)) &&
+	    READ_ONCE(nvme_coal_adaptive) && !READ_ONCE(nvme_coal_disabled))
+		nvme_coal_kick(cc);
+}
+
+#endif /* _NVME_COALESCE_H */

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The adaptive interrupt coalescing policy of nvme-pci, as pure functions of
+ * per-queue samples: no locks, no clocks, no hardware.  See
+ * Documentation/admin-guide/nvme/adaptive-coalescing.rst.
+ */
+#ifndef _NVME_COALESCE_POLICY_H
+#define _NVME_COALESCE_POLICY_H
+
+#include <linux/types.h>
+
+/* High samples in a row before a queue is moderated. */
+#define NVME_COAL_ENGAGE_PERIODS	2
+/* Periods after a release in which the queue is not moderated again. */
+#define NVME_COAL_WINDOW_PERIODS	20
+/* A new delay is applied only if it differs from the old one by a quarter. */
+#define NVME_COAL_RETUNE_SHIFT		2
+
+/**
+ * struct nvme_coal_params - the thresholds, read once per period
+ * @enabled: the policy may moderate at all; off releases every queue
+ * @period_ms: nominal sample period
+ * @high_io_delta: completions per period of the controller, at least
+ * @avg_qd_threshold: a queue whose average depth is at or under it is
+ *	never moderated
+ * @total_inflight_io_threshold: summed average depth of the controller's
+ *	queues, at least
+ * @max_delay_us: the longest delay the policy sets
+ */
+struct nvme_coal_params {
+	bool enabled;
+	u32 period_ms;
+	u32 high_io_delta;
+	u32 avg_qd_threshold;
+	u32 total_inflight_io_threshold;
+	u32 max_delay_us;
+};
+
+/**
+ * struct nvme_coal_sample - raw counters of one queue, as read each period
+ * @now_ns: time of the reading
+ * @completions: completions reaped so far (wraps)
+ * @qd_sum: sum, over handler runs, of the commands outstanding when the
+ *	handler started (wraps)
+ * @qd_runs: handler runs added to @qd_sum (wraps)
+ * @inflight: commands outstanding now
+ */
+struct nvme_coal_sample {
+	u64 now_ns;
+	u32 completions;
+	u32 qd_sum;
+	u32 qd_runs;
+	u32 inflight;
+};
+
+/**
+ * struct nvme_coal_load - one period of one queue, or of a controller
+ * @completions: completions, scaled to the nominal period
+ * @avg_qd: average queue depth (for a controller: the sum over its queues)
+ * @elapsed_ns: length of the period actually measured
+ */
+struct nvme_coal_load {
+	u32 completions;
+	u32 avg_qd;
+	u64 elapsed_ns;
+};
+
+/**
+ * struct nvme_coal_policy - what the policy remembers of one queue
+ * @last: the previous sample
+ * @have_last: @last is valid
+ * @engaged: the queue is moderated
+ * @delay_us: the delay chosen while @engaged, 0 otherwise
+ * @high_runs: high samples in a row
+ * @periods: valid samples decided on
+ * @released_at: @periods at the last release
+ * @released: the queue was released at least once
+ */
+struct nvme_coal_policy {
+	struct nvme_coal_sample last;
+	bool have_last;
+	bool engaged;
+	u32 delay_us;
+	u32 high_runs;
+	u64 periods;
+	u64 released_at;
+	bool released;
+};
+
+bool nvme_coal_measure(struct nvme_coal_policy *pol,
+		       const struct nvme_coal_sample *s, u32 period_ms,
+		       struct nvme_coal_load *load);
+void nvme_coal_add_load(struct nvme_coal_load *total,
+			const struct nvme_coal_load *load);
+bool nvme_coal_decide(struct nvme_coal_policy *pol,
+		      const struct nvme_coal_params *p,
+		      const struct nvme_coal_load *q,
+		      const struct nvme_coal_load *ctrl);
+u32 nvme_coal_feat_coalesce(u32 delay_us, u32 avg_qd);
+u32 nvme_coal_feat_vector(u16 vector, bool exempt);
+
+#endif /* _NVME_COALESCE_POLICY_H */

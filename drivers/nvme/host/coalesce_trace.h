@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tracepoint of the nvme-pci adaptive interrupt coalescing policy.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM nvme_pci
+
+#if !defined(_NVME_COALESCE_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _NVME_COALESCE_TRACE_H
+
+#include <linux/tracepoint.h>
+
+#include "coalesce_policy.h"
+
+/* A queue was moderated, released, or got a new delay; and why. */
+TRACE_EVENT(nvme_coalesce_decision,
+	    TP_PROTO(int ctrl, u16 qid, bool old_on, u32 old_us, bool new_on,
+		     u32 new_us, const struct nvme_coal_load *q,
+		     const struct nvme_coal_load *total),
+	    TP_ARGS(ctrl, qid, old_on, old_us, new_on, new_us, q, total),
+	    TP_STRUCT__entry(__field(int, ctrl)
+			     __field(u16, qid)
+			     __field(bool, old_on)
+			     __field(bool, new_on)
+			     __field(u32, old_us)
+			     __field(u32, new_us)
+			     __field(u32, completions)
+			     __field(u32, avg_qd)
+			     __field(u32, ctrl_completions)
+			     __field(u32, ctrl_qd)
+			     __field(u32, period_us)),
+	    TP_fast_assign(__entry->ctrl = ctrl;
+			   __entry->qid = qid;
+			   __entry->old_on = old_on;
+			   __entry->new_on = new_on;
+			   __entry->old_us = old_us;
+			   __entry->new_us = new_us;
+			   __entry->completions = q->completions;
+			   __entry->avg_qd = q->avg_qd;
+			   __entry->ctrl_completions = total->completions;
+			   __entry->ctrl_qd = total->avg_qd;
+			   __entry->period_us = div_u64(q->elapsed_ns, NSEC_PER_USEC);),
+	    TP_printk("nvme%d qid=%u %s/%uus -> %s/%uus completions=%u avg_qd=%u ctrl_completions=%u ctrl_qd=%u period_us=%u",
+		      __entry->ctrl, __entry->qid,
+		      __entry->old_on ? "on" : "off", __entry->old_us,
+		      __entry->new_on ? "on" : "off", __entry->new_us,
+		      __entry->completions, __entry->avg_qd,
+		      __entry->ctrl_completions, __entry->ctrl_qd,
+		      __entry->period_us)
+);
+
+#endif /* _NVME_COALESCE_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE coalesce_trace
+#include <trace/define_trace.h>

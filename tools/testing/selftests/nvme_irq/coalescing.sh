@@ -1,0 +1,222 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Adaptive interrupt coalescing of nvme-pci.  With the thresholds lowered
+# to what QEMU under TCG can reach: fio randread at QD1 leaves every queue
+# unmoderated; at QD32 over every drive the busy queues are moderated
+# (state file and tracepoint), verify is clean, and the handler runs per
+# completed I/O fall against disable_adaptive_interrupt_coalescing=1 in the
+# same boot; once the load stops the queues are released.  QEMU refuses
+# Feature 08h: one info line per controller, no error.  Every knob rejects
+# bad values and keeps its value.  Booted with nvme.adaptive_coalescing=0
+# nothing is moderated; with noirqmoderation genirq's refusal is logged
+# once per controller.
+
+DIR=$(dirname "$0")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/lib.sh"
+
+WORK=${TMPDIR:-/tmp}/nvme_irq_coalescing
+DBG=/sys/kernel/debug/nvme_pci
+EV=/sys/kernel/tracing/events/nvme_pci/nvme_coalesce_decision
+TRACE=/sys/kernel/tracing/trace
+
+ktap_print_header
+require_root
+if [ ! -e "$DBG/disable_adaptive_interrupt_coalescing" ]; then
+	ktap_skip_all "needs debugfs and adaptive coalescing in nvme-pci"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$WORK"
+
+# key: value of every controller's coalescing file, one line per controller
+coal_key() {
+	local c
+
+	for c in $(nvme_ctrls); do
+		awk -v k="$1:" '$1 == k { print $2 }' "$DBG/$c/coalescing"
+	done
+}
+coal_key_of() {
+	awk -v k="$2:" '$1 == k { print $2 }' "$DBG/$1/coalescing"
+}
+# every I/O queue of every controller is in state $1
+all_queues() {
+	local c
+
+	for c in $(nvme_ctrls); do
+		awk -v s="$1" '$1 ~ /^q[0-9]+\.state:$/ && $2 != s { bad = 1 }
+			END { exit bad }' "$DBG/$c/coalescing" || return 1
+	done
+}
+decisions() {
+	coal_key decisions | awk '{ s += $1 } END { print s + 0 }'
+}
+moderated_ms() {
+	cat "$DBG"/nvme*/coalescing |
+		awk '$1 ~ /moderated_ms:$/ { s += $2 } END { print s + 0 }'
+}
+# fio over every drive; handler runs per 10000 completions into $WORK/$1.ratio
+fio_opts="--bs=4k --ioengine=libaio --direct=1 --size=32m --verify=crc32c"
+fio_opts+=" --verify_fatal=1 $(fio_all_drives)"
+runs_per_io() {
+	local name=$1 r0 c0 r1 c1 rc
+	shift
+
+	r0=$(drain_sum irq_runs)
+	c0=$(($(drain_sum irq_completions) + $(drain_sum poll_completions)))
+	fio_json "$name" --rw=randread "$@" $fio_opts
+	rc=$?
+	r1=$(drain_sum irq_runs)
+	c1=$(($(drain_sum irq_completions) + $(drain_sum poll_completions)))
+	echo "$(((r1 - r0) * 10000 / (c1 - c0 + 1)))" > "$WORK/$name.ratio"
+	ktap_print_msg "$name: $((r1 - r0)) handler runs for $((c1 - c0)) completions"
+	return $rc
+}
+
+if [ "$(cmdline_value nvme.adaptive_coalescing 1)" = 0 ]; then
+	ktap_set_plan 2
+	ktap_test_result "nvme.adaptive_coalescing=0: every controller says adaptive: off" \
+		[ -z "$(coal_key adaptive | grep -v '^off$')" ]
+	echo 1 > "$DBG/high_io_delta"
+	echo 0 > "$DBG/avg_qd_threshold"
+	echo 0 > "$DBG/total_inflight_io_threshold"
+	runs_per_io boot-off --iodepth=32 --time_based --runtime=2 > /dev/null
+	nothing_moderated() {
+		[ "$(moderated_ms)" = 0 ] && [ "$(decisions)" = 0 ] && all_queues off
+	}
+	ktap_test_result "nvme.adaptive_coalescing=0: QD32 load moderates nothing" \
+		nothing_moderated
+	ktap_finished
+	exit
+fi
+
+if grep -qw noirqmoderation /proc/cmdline; then
+	ktap_set_plan 2
+	echo 1 > "$DBG/high_io_delta"
+	echo 0 > "$DBG/avg_qd_threshold"
+	echo 0 > "$DBG/total_inflight_io_threshold"
+	runs_per_io noirqmod --iodepth=32 --time_based --runtime=3 > /dev/null
+	once_per_ctrl() {
+		local c n
+
+		for c in $(nvme_ctrls); do
+			n=$(dmesg | grep -c "$c: adaptive coalescing: genirq does not moderate")
+			ktap_print_msg "$c: $n message(s)"
+			[ "$n" -eq 1 ] || return 1
+		done
+	}
+	ktap_test_result "noirqmoderation: genirq's refusal logged once per controller" \
+		once_per_ctrl
+	ktap_test_result "noirqmoderation: actuator none on every controller" \
+		[ -z "$(coal_key actuator | grep -v '^none$')" ]
+	ktap_finished
+	exit
+fi
+
+ktap_set_plan 27
+
+# 1-18: every knob rejects bad values, keeping its value
+is_erange() {
+	case "$err" in
+	*"out of range"*) return 0 ;;
+	esac
+	return 1
+}
+for spec in disable_adaptive_interrupt_coalescing::2 \
+	    coalescing_period_ms:9:1001 high_io_delta:0:100000001 \
+	    avg_qd_threshold::65537 total_inflight_io_threshold::16777217 \
+	    coalescing_max_delay_us:0:10001; do
+	IFS=: read -r knob low high <<< "$spec"
+	f=$DBG/$knob
+	old=$(cat "$f")
+	bad_ok=1
+	for bad in -1 abc "$low" "$high"; do
+		[ -z "$bad" ] && continue
+		write_rejected "$f" "$bad" || bad_ok=0
+	done
+	err=$( (echo "$high" > "$f") 2>&1)
+	ktap_print_msg "$knob=$high: ${err##*: }"
+	ktap_test_result "$knob rejects -1, abc${low:+, $low}, $high" [ $bad_ok = 1 ]
+	ktap_test_result "$knob: above the range is ERANGE" is_erange
+	ktap_test_result "$knob keeps $old" [ "$(cat "$f")" = "$old" ]
+done
+
+# thresholds TCG reaches: QD1 runs ~2k IOPS, QD32 ~8k on this kernel
+echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
+echo 50 > "$DBG/coalescing_period_ms"
+echo 100 > "$DBG/high_io_delta"
+echo 1 > "$DBG/avg_qd_threshold"
+echo 2 > "$DBG/total_inflight_io_threshold"
+echo 1000 > "$DBG/coalescing_max_delay_us"
+fio_json prep --rw=write --iodepth=16 --do_verify=0 $fio_opts > /dev/null
+
+# 19-20: QD1 never engages
+echo 1 > "$EV/enable"
+echo > "$TRACE"
+d0=$(decisions)
+ktap_test_result "QD1 randread verify clean" \
+	runs_per_io qd1 --iodepth=1 --time_based --runtime=3
+engaged=$(grep -c ' -> on/' "$TRACE")
+ktap_print_msg "QD1: $engaged engagements traced, decisions $d0 -> $(decisions)"
+qd1_unmoderated() {
+	[ "$engaged" = 0 ] && [ "$(decisions)" = "$d0" ] && all_queues off
+}
+ktap_test_result "QD1: no queue moderated (state file and tracepoint)" \
+	qd1_unmoderated
+
+# 21: adaptive off: the reference
+echo 1 > "$DBG/disable_adaptive_interrupt_coalescing"
+ktap_test_result "adaptive off: QD32 randread verify clean" \
+	runs_per_io off --iodepth=32 --time_based --runtime=4
+
+# 22-25: adaptive on
+echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
+echo > "$TRACE"
+m0=$(moderated_ms)
+ktap_test_result "adaptive on: QD32 randread verify clean" \
+	runs_per_io on --iodepth=32 --time_based --runtime=4
+off=$(cat "$WORK/off.ratio")
+on=$(cat "$WORK/on.ratio")
+engaged=$(grep -c ' -> on/' "$TRACE")
+ktap_print_msg "handler runs per 10000 completions: adaptive off $off, on $on"
+ktap_print_msg "$engaged engagements traced, moderated $(($(moderated_ms) - m0)) ms in all"
+grep ' -> on/' "$TRACE" | head -n 2 | sed 's/^ *//; s/^/# /'
+qd32_moderated() {
+	[ "$engaged" -gt 0 ] && [ "$(moderated_ms)" -gt "$m0" ]
+}
+ktap_test_result "QD32: busy queues moderated (tracepoint and time moderated)" \
+	qd32_moderated
+ktap_test_result "fewer handler runs per completed I/O with adaptive on" \
+	[ "$on" -lt "$off" ]
+sleep 0.5
+ktap_test_result "load stopped: every queue released" all_queues off
+
+# 26: QEMU refuses Feature 08h: one info line per controller, no error
+once_per_ctrl() {
+	local c n msg="interrupt coalescing: Set Features 08h refused (status 0x410e)"
+
+	for c in $(nvme_ctrls); do
+		n=$(dmesg | grep -c "$c: $msg")
+		ktap_print_msg "$c: $n message(s), feature_08h: $(coal_key_of "$c" feature_08h)"
+		[ "$n" -eq 1 ] || return 1
+	done
+	! dmesg | grep -qiE 'nvme.*(error|timeout)'
+}
+ktap_test_result "Feature 08h refused: one info line per controller, no error" \
+	once_per_ctrl
+
+# 27: switched off under load: released at the next period
+fio_json late --rw=randread --iodepth=32 --time_based --runtime=3 \
+	$fio_opts > /dev/null &
+pid=$!
+sleep 1.5
+echo 1 > "$DBG/disable_adaptive_interrupt_coalescing"
+sleep 0.3
+all_queues off
+released=$?
+wait $pid
+ktap_test_result "disabled under load: every queue released" [ $released = 0 ]
+echo 0 > "$EV/enable"
+echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
+ktap_finished
