@@ -288,6 +288,9 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds
 		} else if (!ret && cmds[i].q->active) {
 			cmds[i].q->exempt = !cmds[i].q->exempt;
 		} else if (ret && cc->feat != NVME_COAL_FEAT_REFUSED) {
+			/* a refused 08h leaves nothing to switch off */
+			if (cmds[i].fid == NVME_FEAT_IRQ_COALESCE)
+				cc->feat_dw11 = 0;
 			cc->feat = NVME_COAL_FEAT_REFUSED;
 			cc->feat_status = ret;
 			dev_info(cc->ctrl->device,
@@ -310,6 +313,8 @@ static void nvme_coal_work(struct work_struct *work)
 	bool busy = false;
 	int n;
 
+	if (test_bit(NVME_COAL_DEAD, &cc->flags))
+		return;
 	nvme_coal_params(&p);
 	mutex_lock(&cc->lock);
 	list_for_each_entry(q, &cc->queues, node) {
@@ -333,7 +338,9 @@ static void nvme_coal_work(struct work_struct *work)
 		nvme_coal_check_owner(q);
 		if (q->valid)
 			nvme_coal_decide_queue(cc, q, &p, &total);
-		busy |= q->pol.engaged || !q->valid || q->load.completions;
+		/* switched off: keep going only until every queue is released */
+		busy |= q->pol.engaged ||
+			(p.enabled && (!q->valid || q->load.completions));
 	}
 	n = nvme_coal_actuate(cc, cmds);
 	mutex_unlock(&cc->lock);
@@ -425,8 +432,9 @@ void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
  * @cc: the controller's state
  *
  * Context: process, after every vector of the controller is freed (no
- * handler can start the work again), before the state is freed.  A state
- * that was never initialised (probe failed early) is left alone.
+ * handler can start the work again) and while the admin queue still
+ * exists (the work may be sending a command).  A state that was never
+ * initialised (probe failed early) is left alone.
  */
 void nvme_coal_ctrl_stop(struct nvme_coal_ctrl *cc)
 {
