@@ -8,7 +8,9 @@
  * row and released by the first low one; once released it waits
  * NVME_COAL_WINDOW_PERIODS before it may be moderated again, so a load
  * that swings around a threshold changes the state at most twice per
- * window.  Between "high" and "low" lies a band (half the controller
+ * window.  A queue released because it went idle does not wait: its load
+ * stopped or moved to another queue (the scheduler moved the submitter to
+ * another CPU), and comes back as new load.  Between "high" and "low" lies a band (half the controller
  * thresholds) in which the state is kept.
  *
  * The delay is half the mean time a command spends in the queue (Little's
@@ -109,9 +111,10 @@ static u32 nvme_coal_delay(const struct nvme_coal_params *p,
 	return clamp_t(u64, us, 1, max(p->max_delay_us, 1U));
 }
 
-static void nvme_coal_release(struct nvme_coal_policy *pol)
+static void nvme_coal_release(struct nvme_coal_policy *pol, bool idle)
 {
-	if (pol->engaged) {
+	/* an idle queue's load went away (or to another queue): no flapping */
+	if (pol->engaged && !idle) {
 		pol->released = true;
 		pol->released_at = pol->periods;
 	}
@@ -152,7 +155,7 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 	      ctrl->avg_qd < p->total_inflight_io_threshold / 2;
 
 	if (low) {
-		nvme_coal_release(pol);
+		nvme_coal_release(pol, p->enabled && !q->completions);
 	} else if (pol->engaged) {
 		delay = nvme_coal_delay(p, q);
 		if (abs_diff(delay, pol->delay_us) >

@@ -139,6 +139,22 @@ static void oscillating_load_does_not_flap(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fq.releases, 0);
 }
 
+static void load_moving_between_queues(struct kunit *test)
+{
+	struct fake_queue fq = { };
+	int i, move;
+
+	/* the submitter moves to another CPU and back, again and again */
+	for (move = 0; move < 5; move++) {
+		for (i = 0; i < 3; i++)
+			period(&fq, &defaults, 2000, 32, 8);
+		KUNIT_EXPECT_TRUE(test, fq.pol.engaged);
+		period(&fq, &defaults, 0, 0, 0);
+		KUNIT_EXPECT_FALSE(test, fq.pol.engaged);
+	}
+	KUNIT_EXPECT_EQ(test, fq.engagements, 5);
+}
+
 static void threshold_change_applies_next_period(struct kunit *test)
 {
 	struct nvme_coal_params p = defaults;
@@ -279,6 +295,7 @@ static struct kunit_case nvme_coal_cases[] = {
 	KUNIT_CASE(sustained_load_engages),
 	KUNIT_CASE(load_drop_releases),
 	KUNIT_CASE(oscillating_load_does_not_flap),
+	KUNIT_CASE(load_moving_between_queues),
 	KUNIT_CASE(threshold_change_applies_next_period),
 	KUNIT_CASE(delay_tracks_load_with_a_band),
 	KUNIT_CASE(absurd_samples_are_ignored),
