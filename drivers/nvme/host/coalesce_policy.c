@@ -10,8 +10,8 @@
  * that swings around a threshold changes the state at most twice per
  * window.  A queue released because it went idle does not wait: its load
  * stopped or moved to another queue (the scheduler moved the submitter to
- * another CPU), and comes back as new load.  Between "high" and "low" lies a band (half the controller
- * thresholds) in which the state is kept.
+ * another CPU), and comes back as new load.  Between "high" and "low"
+ * lies a band (half the controller thresholds) in which the state is kept.
  *
  * The delay is half the mean time a command spends in the queue (Little's
  * law: average depth / completion rate), so each interrupt reaps about
