@@ -168,6 +168,8 @@ def write_markdown(meta, summary, path, series=()):
              'median [min-max]; the ratio is to the scenario\'s first mode '
              '(its baseline).  QEMU/TCG: read ratios and interrupt counts, '
              'not absolute speed.', '']
+    if meta.get('note'):
+        lines += [f"Note: {meta['note']}.", '']
     for scen in dict.fromkeys(r['scenario'] for r in summary):
         rows = [r for r in summary if r['scenario'] == scen]
         base_mode = rows[0]['mode']
