@@ -203,6 +203,12 @@ def write_markdown(meta, summary, path, series=()):
     open(path, 'w').write('\n'.join(lines))
 
 
+def gnuplot(script, png):
+    r = subprocess.run(['gnuplot'], input=script, text=True, capture_output=True)
+    if r.returncode != 0:
+        die(f'gnuplot failed for {png}: {r.stderr}')
+
+
 def plot(summary, outdir):
     """One clustered histogram per scenario and metric: cases x modes."""
     if not shutil.which('gnuplot'):
@@ -241,10 +247,7 @@ set key outside right top
 set grid ytics
 plot for [i=2:{len(modes) + 1}] "{dat}" using i:xtic(1) title columnheader(i)
 '''
-            r = subprocess.run(['gnuplot'], input=script, text=True,
-                               capture_output=True)
-            if r.returncode != 0:
-                die(f'gnuplot failed for {png}: {r.stderr}')
+            gnuplot(script, png)
             made.append(png)
     return made
 
@@ -283,12 +286,17 @@ set key outside right top
 set grid
 plot {plots}
 '''
-            r = subprocess.run(['gnuplot'], input=script, text=True,
-                               capture_output=True)
-            if r.returncode != 0:
-                die(f'gnuplot failed for {png}: {r.stderr}')
+            gnuplot(script, png)
             made.append(png)
     return made
+
+
+def render(meta, summary, runs):
+    """results.md and every plot in OUT; returns the plots' paths."""
+    series = plot_series(runs, OUT)
+    write_markdown(meta, summary, os.path.join(OUT, 'results.md'),
+                   [os.path.basename(p) for p in series])
+    return plot(summary, OUT) + series
 
 
 def publish(outdir, plots):
@@ -302,10 +310,7 @@ def publish(outdir, plots):
 
 def replot():
     data = json.load(open(os.path.join(OUT, 'results.json')))
-    series = plot_series(data['runs'], OUT)
-    write_markdown(data['meta'], data['summary'], os.path.join(OUT, 'results.md'),
-                   [os.path.basename(p) for p in series])
-    plots = plot(data['summary'], OUT) + series
+    plots = render(data['meta'], data['summary'], data['runs'])
     if not data['meta']['quick']:
         publish(OUT, plots)
     print(f'bench: replotted {len(plots)} plots from {OUT}/results.json')
@@ -352,10 +357,7 @@ def main():
     summary = summarise(modes, runs)
     json.dump({'meta': meta, 'runs': runs, 'summary': summary},
               open(os.path.join(OUT, 'results.json'), 'w'), indent=1)
-    series = plot_series(runs, OUT)
-    write_markdown(meta, summary, os.path.join(OUT, 'results.md'),
-                   [os.path.basename(p) for p in series])
-    plots = plot(summary, OUT) + series
+    plots = render(meta, summary, runs)
     failed = [r for r in runs if 'failed' in r]
     if not QUICK and not only and not failed:
         publish(OUT, plots)

@@ -68,6 +68,17 @@ fio_all_drives() {
 	done
 }
 
+# once_per_ctrl TEXT: every controller logged "nvme<N>: TEXT" exactly once
+once_per_ctrl() {
+	local c n
+
+	for c in $(nvme_ctrls); do
+		n=$(dmesg | grep -c "$c: $1")
+		ktap_print_msg "$c: $n message(s)"
+		[ "$n" -eq 1 ] || return 1
+	done
+}
+
 # write_rejected FILE VALUE: true if writing VALUE to FILE fails
 write_rejected() {
 	! echo "$2" > "$1" 2> /dev/null
