@@ -321,7 +321,6 @@ static void nvme_coal_work(struct work_struct *work)
 		struct nvme_coal_sample s = {
 			.now_ns = now,
 			.qd_sum = READ_ONCE(q->qd_sum),
-			.qd_runs = READ_ONCE(q->qd_runs),
 		};
 
 		q->valid = false;

@@ -23,7 +23,8 @@ struct nvme_coal_queue;
 
 /**
  * struct nvme_coal_ops - the queue as the policy's work item sees it
- * @sample: fill in @completions and @inflight; process context, lockless
+ * @sample: fill in @completions, @qd_runs (the queue's handler runs, as the
+ *	bounded drain counts them) and @inflight; process context, lockless
  */
 struct nvme_coal_ops {
 	void (*sample)(struct nvme_coal_queue *q, struct nvme_coal_sample *s);
@@ -73,7 +74,6 @@ struct nvme_coal_ctrl {
  * @cc: the controller's state; set at the first start, never cleared
  * @ops: access to the queue
  * @qd_sum: commands outstanding at each handler run, summed; handler only
- * @qd_runs: handler runs added to @qd_sum; handler only
  * @irq: Linux interrupt number of the queue's vector
  * @vector: MSI-X vector index, for Feature 09h
  * @qid: queue id
@@ -93,7 +93,6 @@ struct nvme_coal_queue {
 	struct nvme_coal_ctrl *cc;
 	const struct nvme_coal_ops *ops;
 	u32 qd_sum;
-	u32 qd_runs;
 	int irq;
 	u16 vector;
 	u16 qid;
@@ -125,7 +124,9 @@ void nvme_coal_kick(struct nvme_coal_ctrl *cc);
  * @q: the queue's state
  * @outstanding: commands submitted and not yet reaped as the handler starts
  *
- * Starts the controller's sampling if it is not running.
+ * Adds @outstanding to the depth sum; the run itself is counted by the
+ * bounded drain (nvme_drain_account()), which the sampling reads.  Starts
+ * the controller's sampling if it is not running.
  *
  * Context: the queue's interrupt handler.
  */
@@ -135,7 +136,6 @@ static inline void nvme_coal_account(struct nvme_coal_queue *q,
 	struct nvme_coal_ctrl *cc = READ_ONCE(q->cc);
 
 	WRITE_ONCE(q->qd_sum, q->qd_sum + outstanding);
-	WRITE_ONCE(q->qd_runs, q->qd_runs + 1);
 	if (cc && unlikely(!test_bit(NVME_COAL_RUNNING, &cc->flags)) &&
 	    READ_ONCE(nvme_coal_adaptive) && !READ_ONCE(nvme_coal_disabled))
 		nvme_coal_kick(cc);
