@@ -13,11 +13,17 @@
 
 #ifdef CONFIG_IRQ_MODERATION
 int irq_set_moderation(unsigned int irq, unsigned int delay_us);
+int irq_can_moderate(unsigned int irq);
 unsigned int irq_get_moderation(unsigned int irq);
 #else
 static inline int irq_set_moderation(unsigned int irq, unsigned int delay_us)
 {
 	return delay_us ? -EOPNOTSUPP : 0;
+}
+
+static inline int irq_can_moderate(unsigned int irq)
+{
+	return -EOPNOTSUPP;
 }
 
 static inline unsigned int irq_get_moderation(unsigned int irq)

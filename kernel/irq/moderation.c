@@ -251,6 +251,35 @@ out:
 EXPORT_SYMBOL_GPL(irq_set_moderation);
 
 /**
+ * irq_can_moderate - would irq_set_moderation() accept this vector?
+ * @irq: Linux interrupt number
+ *
+ * Lets a driver tell up front, without changing anything, whether it can
+ * moderate a vector or must do without (and say so in what it reports).
+ * The answer holds until a handler is added to or freed from @irq.
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: 0 if a delay within range would be accepted; otherwise the error
+ * irq_set_moderation() would return (-EINVAL, -ENODEV).
+ */
+int irq_can_moderate(unsigned int irq)
+{
+	struct irq_desc *desc = irq_to_desc(irq);
+	int ret;
+
+	if (!desc)
+		return -EINVAL;
+	if (irq_moderation_off)
+		return -ENODEV;
+	mutex_lock(&desc->request_mutex);
+	ret = irq_moderation_check(desc);
+	mutex_unlock(&desc->request_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(irq_can_moderate);
+
+/**
  * irq_get_moderation - the quiet time of an interrupt vector
  * @irq: Linux interrupt number
  *

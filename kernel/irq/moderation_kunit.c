@@ -200,6 +200,7 @@ static void off_by_default_and_zero_turns_off(struct kunit *test)
 	struct fake_line *l = fake_request(test, handle_edge_irq);
 
 	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
+	KUNIT_EXPECT_EQ(test, irq_can_moderate(l->irq), 0);
 	fake_raise(l);
 	fake_raise(l);
 	KUNIT_EXPECT_EQ(test, l->runs, 2);
@@ -226,6 +227,7 @@ static void rejects_above_maximum(struct kunit *test)
 
 static void expect_rejected(struct kunit *test, struct fake_line *l)
 {
+	KUNIT_EXPECT_EQ(test, irq_can_moderate(l->irq), -EINVAL);
 	KUNIT_EXPECT_EQ(test, irq_set_moderation(l->irq, 100), -EINVAL);
 	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
 }
@@ -304,7 +306,9 @@ static void shared_flag_alone_is_accepted(struct kunit *test)
 	fake_raise(l);
 	KUNIT_EXPECT_EQ(test, l->runs, 4);
 	KUNIT_EXPECT_EQ(test, other->runs, 2);
+	KUNIT_EXPECT_EQ(test, irq_can_moderate(l->irq), -EINVAL);
 	free_irq(l->irq, other);
+	KUNIT_EXPECT_EQ(test, irq_can_moderate(l->irq), 0);
 	fake_free(l, true);
 }
 

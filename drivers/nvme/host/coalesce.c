@@ -150,22 +150,21 @@ void nvme_coal_kick(struct nvme_coal_ctrl *cc)
 static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 			     struct nvme_coal_queue *q, u32 us)
 {
-	int ret;
-
-	if (q->refused || q->external || q->applied_us == us)
+	if (q->external || q->applied_us == us)
 		return;
-	ret = irq_set_moderation(q->irq, us);
-	if (ret) {
-		q->refused = true;
-		if (!cc->sw_warned) {
-			cc->sw_warned = true;
-			dev_info(cc->ctrl->device,
-				 "adaptive coalescing: genirq does not moderate irq %d (%pe): its completions are signalled at once\n",
-				 q->irq, ERR_PTR(ret));
+	if (!q->refused) {
+		q->refused = irq_set_moderation(q->irq, us);
+		if (!q->refused) {
+			q->applied_us = us;
+			return;
 		}
-		return;
 	}
-	q->applied_us = us;
+	if (!cc->sw_warned) {
+		cc->sw_warned = true;
+		dev_info(cc->ctrl->device,
+			 "adaptive coalescing: genirq does not moderate irq %d (%pe): its completions are signalled at once\n",
+			 q->irq, ERR_PTR(q->refused));
+	}
 }
 
 /*
@@ -464,9 +463,12 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 {
 	struct nvme_coal_queue *other;
 	bool first = true;
+	int refused;
 
 	if (!qid)
 		return;
+	/* known now, so that the debugfs file tells it before any load */
+	refused = irq_can_moderate(irq);
 	mutex_lock(&cc->lock);
 	if (!q->cc)
 		list_add_tail(&q->node, &cc->queues);
@@ -480,7 +482,7 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 	q->vector = vector;
 	q->qid = qid;
 	q->applied_us = 0;
-	q->refused = false;
+	q->refused = refused;
 	q->external = false;
 	q->exempt = false;
 	q->active = true;

@@ -79,7 +79,7 @@ struct nvme_coal_ctrl {
  * @qid: queue id
  * @active: the vector is requested; changed under @cc->lock
  * @valid: @load is from the period that just ended
- * @refused: genirq refused to moderate the vector
+ * @refused: why genirq will not moderate the vector (-errno), 0 if it will
  * @external: somebody else set the vector's moderation: hands off
  * @exempt: the vector is exempt from device coalescing (Feature 09h CD)
  * @applied_us: the genirq delay this code set on the vector
@@ -98,9 +98,9 @@ struct nvme_coal_queue {
 	u16 qid;
 	bool active;
 	bool valid;
-	bool refused;
 	bool external;
 	bool exempt;
+	int refused;
 	u32 applied_us;
 	u64 decisions;
 	u64 moderated_ns;
