@@ -12,6 +12,7 @@
  * otherwise.  Admin commands are sent from the work item only, outside
  * the lock, at most NVME_COAL_MAX_CMDS per period and only on a change.
  */
+#include <kunit/visibility.h>
 #include <linux/debugfs.h>
 #include <linux/irq_moderation.h>
 #include <linux/ktime.h>
@@ -25,8 +26,6 @@
 
 #define CREATE_TRACE_POINTS
 #include "coalesce_trace.h"
-
-#define NVME_COAL_MAX_CMDS	4
 
 unsigned int nvme_coal_adaptive = 1;
 unsigned int nvme_coal_disabled;
@@ -122,7 +121,7 @@ void nvme_coal_debugfs_init(void)
 		nvme_pci_debugfs_knob(NULL, &knobs[i]);
 }
 
-static void nvme_coal_params(struct nvme_coal_params *p)
+VISIBLE_IF_KUNIT void nvme_coal_params(struct nvme_coal_params *p)
 {
 	p->enabled = READ_ONCE(nvme_coal_adaptive) &&
 		     !READ_ONCE(nvme_coal_disabled);
@@ -132,6 +131,7 @@ static void nvme_coal_params(struct nvme_coal_params *p)
 	p->total_inflight_io_threshold = READ_ONCE(nvme_coal_inflight_threshold);
 	p->max_delay_us = READ_ONCE(nvme_coal_max_delay_us);
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_params);
 
 /**
  * nvme_coal_kick() - start the controller's sampling
@@ -274,8 +274,7 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds
 	for (i = 0; i < n; i++) {
 		if (nvme_ctrl_state(cc->ctrl) != NVME_CTRL_LIVE)
 			return;
-		ret = nvme_set_features(cc->ctrl, cmds[i].fid, cmds[i].dw11,
-					NULL, 0, NULL);
+		ret = cc->ops->set_feature(cc, cmds[i].fid, cmds[i].dw11);
 		if (ret < 0)
 			return;	/* no answer (reset, removal): try next period */
 
@@ -300,32 +299,32 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds
 	}
 }
 
-static void nvme_coal_work(struct work_struct *work)
+/*
+ * One period: sample every queue, decide, actuate.  Returns whether the
+ * sampling must go on (a queue is busy or moderated, or a command was due).
+ * Context: the work item (a KUnit test with a fake controller).
+ */
+VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 {
-	struct nvme_coal_ctrl *cc = container_of(to_delayed_work(work),
-						 struct nvme_coal_ctrl, work);
 	struct nvme_coal_cmd cmds[NVME_COAL_MAX_CMDS];
 	struct nvme_coal_load total = { };
 	struct nvme_coal_params p;
 	struct nvme_coal_queue *q;
-	u64 now = ktime_get_ns();
 	bool busy = false;
 	int n;
 
-	if (test_bit(NVME_COAL_DEAD, &cc->flags))
-		return;
 	nvme_coal_params(&p);
 	mutex_lock(&cc->lock);
 	list_for_each_entry(q, &cc->queues, node) {
 		struct nvme_coal_sample s = {
-			.now_ns = now,
+			.now_ns = now_ns,
 			.qd_sum = READ_ONCE(q->qd_sum),
 		};
 
 		q->valid = false;
 		if (!q->active)
 			continue;
-		q->ops->sample(q, &s);
+		cc->ops->sample(q, &s);
 		q->valid = nvme_coal_measure(&q->pol, &s, p.period_ms, &q->load);
 		if (q->valid)
 			nvme_coal_add_load(&total, &q->load);
@@ -343,12 +342,24 @@ static void nvme_coal_work(struct work_struct *work)
 	n = nvme_coal_actuate(cc, cmds);
 	mutex_unlock(&cc->lock);
 	nvme_coal_send(cc, cmds, n);
+	return busy || n;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_period);
+
+static void nvme_coal_work(struct work_struct *work)
+{
+	struct nvme_coal_ctrl *cc = container_of(to_delayed_work(work),
+						 struct nvme_coal_ctrl, work);
+	bool more;
 
 	if (test_bit(NVME_COAL_DEAD, &cc->flags))
 		return;
-	if (busy || n) {
+	more = nvme_coal_period(cc, ktime_get_ns());
+	if (test_bit(NVME_COAL_DEAD, &cc->flags))
+		return;
+	if (more) {
 		queue_delayed_work(system_wq, &cc->work,
-				   msecs_to_jiffies(p.period_ms));
+				   msecs_to_jiffies(READ_ONCE(nvme_coal_period_ms)));
 		return;
 	}
 	/* idle: the next interrupt starts the sampling again */
@@ -411,19 +422,22 @@ DEFINE_SHOW_ATTRIBUTE(coalescing);
  * nvme_coal_ctrl_init() - set up a controller's adaptive coalescing
  * @cc: the state, in the controller's private data
  * @ctrl: the controller
+ * @ops: access to the controller and its queues
  * @parent: the controller's debugfs directory (may be an error pointer)
  *
  * Context: process.
  */
 void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
-			 struct dentry *parent)
+			 const struct nvme_coal_ops *ops, struct dentry *parent)
 {
 	cc->ctrl = ctrl;
+	cc->ops = ops;
 	mutex_init(&cc->lock);
 	INIT_LIST_HEAD(&cc->queues);
 	INIT_DELAYED_WORK(&cc->work, nvme_coal_work);
 	debugfs_create_file("coalescing", 0400, parent, cc, &coalescing_fops);
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_ctrl_init);
 
 /**
  * nvme_coal_ctrl_stop() - stop a controller's sampling for good
@@ -442,12 +456,12 @@ void nvme_coal_ctrl_stop(struct nvme_coal_ctrl *cc)
 	set_bit(NVME_COAL_RUNNING, &cc->flags);
 	cancel_delayed_work_sync(&cc->work);
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_ctrl_stop);
 
 /**
  * nvme_coal_start() - an I/O queue's vector was requested
  * @q: the queue's state
  * @cc: its controller's state
- * @ops: access to the queue
  * @irq: the vector's Linux interrupt number
  * @vector: the MSI-X vector index
  * @qid: queue id; the admin queue (0) is never moderated
@@ -458,8 +472,7 @@ void nvme_coal_ctrl_stop(struct nvme_coal_ctrl *cc)
  * Context: process.
  */
 void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
-		     const struct nvme_coal_ops *ops, int irq, u16 vector,
-		     u16 qid)
+		     int irq, u16 vector, u16 qid)
 {
 	struct nvme_coal_queue *other;
 	bool first = true;
@@ -477,7 +490,6 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 	if (first)
 		cc->feat_dw11 = 0;
 	memset(&q->pol, 0, sizeof(q->pol));
-	q->ops = ops;
 	q->irq = irq;
 	q->vector = vector;
 	q->qid = qid;
@@ -489,6 +501,7 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 	WRITE_ONCE(q->cc, cc);
 	mutex_unlock(&cc->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_start);
 
 /**
  * nvme_coal_stop() - an I/O queue's vector is about to be freed
@@ -510,3 +523,4 @@ void nvme_coal_stop(struct nvme_coal_queue *q)
 	q->pol.delay_us = 0;
 	mutex_unlock(&cc->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_stop);

@@ -19,16 +19,24 @@
 #include "coalesce_policy.h"
 
 struct nvme_ctrl;
+struct nvme_coal_ctrl;
 struct nvme_coal_queue;
 
 /**
- * struct nvme_coal_ops - the queue as the policy's work item sees it
+ * struct nvme_coal_ops - the controller and its queues as the work item sees them
  * @sample: fill in @completions, @qd_runs (the queue's handler runs, as the
  *	bounded drain counts them) and @inflight; process context, lockless
+ * @set_feature: Set Features @fid to @dw11; returns 0, the NVMe status of
+ *	a refusal, or -errno if the controller did not answer; process
+ *	context, may sleep
  */
 struct nvme_coal_ops {
 	void (*sample)(struct nvme_coal_queue *q, struct nvme_coal_sample *s);
+	int (*set_feature)(struct nvme_coal_ctrl *cc, unsigned int fid, u32 dw11);
 };
+
+/* Set Features commands one period may send. */
+#define NVME_COAL_MAX_CMDS	4
 
 enum nvme_coal_feat {
 	NVME_COAL_FEAT_UNTRIED,	/* no queue was moderated yet */
@@ -42,7 +50,8 @@ enum nvme_coal_feat {
 
 /**
  * struct nvme_coal_ctrl - adaptive coalescing of one controller
- * @ctrl: the controller, for admin commands and messages
+ * @ctrl: the controller, for its state and messages
+ * @ops: access to the controller and its queues
  * @work: samples the queues every period while any is busy or moderated
  * @lock: protects @queues and everything the work item decides
  * @queues: the I/O queues that were ever started
@@ -55,6 +64,7 @@ enum nvme_coal_feat {
  */
 struct nvme_coal_ctrl {
 	struct nvme_ctrl *ctrl;
+	const struct nvme_coal_ops *ops;
 	struct delayed_work work;
 	struct mutex lock;	/* protects @queues and the decisions */
 	struct list_head queues;
@@ -72,7 +82,6 @@ struct nvme_coal_ctrl {
  * @load: the last usable period
  * @node: entry in the controller's @queues
  * @cc: the controller's state; set at the first start, never cleared
- * @ops: access to the queue
  * @qd_sum: commands outstanding at each handler run, summed; handler only
  * @irq: Linux interrupt number of the queue's vector
  * @vector: MSI-X vector index, for Feature 09h
@@ -91,7 +100,6 @@ struct nvme_coal_queue {
 	struct nvme_coal_load load;
 	struct list_head node;
 	struct nvme_coal_ctrl *cc;
-	const struct nvme_coal_ops *ops;
 	u32 qd_sum;
 	int irq;
 	u16 vector;
@@ -111,13 +119,17 @@ extern unsigned int nvme_coal_disabled;
 
 void nvme_coal_debugfs_init(void);
 void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
-			 struct dentry *parent);
+			 const struct nvme_coal_ops *ops, struct dentry *parent);
 void nvme_coal_ctrl_stop(struct nvme_coal_ctrl *cc);
 void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
-		     const struct nvme_coal_ops *ops, int irq, u16 vector,
-		     u16 qid);
+		     int irq, u16 vector, u16 qid);
 void nvme_coal_stop(struct nvme_coal_queue *q);
 void nvme_coal_kick(struct nvme_coal_ctrl *cc);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+void nvme_coal_params(struct nvme_coal_params *p);
+bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns);
+#endif
 
 /**
  * nvme_coal_account() - account one run of a queue's interrupt handler

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the actuator side of nvme-pci adaptive interrupt
+ * coalescing: what Set Features 08h/09h commands one period sends to a
+ * fake controller that accepts, refuses or does not answer them.  QEMU
+ * refuses Feature 08h, so this is where the device path runs.
+ *
+ * The periods are driven by hand with synthetic counters and a synthetic
+ * clock; the thresholds are the ones the kernel runs with, so the load is
+ * derived from them.  The fake vectors do not exist: genirq refuses them,
+ * which leaves the device as the only actuator.
+ */
+#include <kunit/device.h>
+#include <kunit/test.h>
+#include <linux/module.h>
+#include <linux/time64.h>
+
+#include "nvme.h"
+#include "coalesce.h"
+
+#define NR_QUEUES	8
+#define MAX_SENT	64
+#define NO_IRQ		INT_MAX		/* genirq has no such vector */
+#define STATUS_NOT_CHANGEABLE	0x410e
+
+struct fake_cmd {
+	unsigned int fid;
+	u32 dw11;
+};
+
+struct fake_ctrl {
+	struct nvme_ctrl ctrl;
+	struct nvme_coal_ctrl cc;
+	struct nvme_coal_queue q[NR_QUEUES];
+	struct nvme_coal_sample s[NR_QUEUES];
+	struct nvme_coal_params p;
+	struct fake_cmd sent[MAX_SENT];
+	int nsent;
+	int status[2];		/* answer to 08h, 09h */
+	u64 now;
+};
+
+static struct fake_ctrl *to_fake(struct nvme_coal_ctrl *cc)
+{
+	return container_of(cc, struct fake_ctrl, cc);
+}
+
+static void fake_sample(struct nvme_coal_queue *q, struct nvme_coal_sample *s)
+{
+	struct fake_ctrl *f = to_fake(q->cc);
+	const struct nvme_coal_sample *raw = &f->s[q - f->q];
+
+	s->completions = raw->completions;
+	s->qd_runs = raw->qd_runs;
+	s->inflight = raw->inflight;
+}
+
+static int fake_set_feature(struct nvme_coal_ctrl *cc, unsigned int fid,
+			    u32 dw11)
+{
+	struct fake_ctrl *f = to_fake(cc);
+	int status = f->status[fid == NVME_FEAT_IRQ_CONFIG];
+
+	if (f->nsent < MAX_SENT)
+		f->sent[f->nsent++] = (struct fake_cmd){ .fid = fid, .dw11 = dw11 };
+	/* a negative answer stands for "no answer": asked again later */
+	if (status < 0)
+		f->status[fid == NVME_FEAT_IRQ_CONFIG] = 0;
+	return status;
+}
+
+static const struct nvme_coal_ops fake_ops = {
+	.sample		= fake_sample,
+	.set_feature	= fake_set_feature,
+};
+
+static void fake_exit(void *data)
+{
+	struct fake_ctrl *f = data;
+	int i;
+
+	for (i = 0; i < NR_QUEUES; i++)
+		nvme_coal_stop(&f->q[i]);
+	nvme_coal_ctrl_stop(&f->cc);
+}
+
+static struct fake_ctrl *fake_ctrl(struct kunit *test, int queues)
+{
+	struct fake_ctrl *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	nvme_coal_params(&f->p);
+	if (!f->p.enabled)
+		kunit_skip(test, "adaptive coalescing is switched off");
+	f->ctrl.device = kunit_device_register(test, "nvme-coal-test");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(f->ctrl.device));
+	f->ctrl.state = NVME_CTRL_LIVE;
+	f->now = 1000 * NSEC_PER_SEC;
+	nvme_coal_ctrl_init(&f->cc, &f->ctrl, &fake_ops, ERR_PTR(-ENODEV));
+	for (i = 0; i < queues; i++)
+		nvme_coal_start(&f->q[i], &f->cc, NO_IRQ, i + 1, i + 1);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fake_exit, f), 0);
+	return f;
+}
+
+/*
+ * One period in which queue i saw depth[i] commands outstanding at each
+ * handler run and completed rate[i] commands (10 per handler run).
+ */
+static void run_period(struct fake_ctrl *f, const u32 *depth, const u32 *rate)
+{
+	int i;
+
+	f->now += (u64)f->p.period_ms * NSEC_PER_MSEC;
+	for (i = 0; i < NR_QUEUES; i++) {
+		u32 runs = DIV_ROUND_UP(rate[i], 10);
+
+		f->s[i].completions += rate[i];
+		f->s[i].qd_runs += runs;
+		f->s[i].inflight = depth[i];
+		f->q[i].qd_sum += runs * depth[i];
+	}
+	nvme_coal_period(&f->cc, f->now);
+}
+
+/* Queue 0 busy enough for the thresholds; the others nearly idle. */
+static void busy_periods(struct fake_ctrl *f, int n)
+{
+	u32 depth[NR_QUEUES], rate[NR_QUEUES];
+	int i;
+
+	for (i = 0; i < NR_QUEUES; i++) {
+		depth[i] = 1;
+		rate[i] = 10;
+	}
+	depth[0] = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
+	rate[0] = 2 * f->p.high_io_delta;
+	while (n--)
+		run_period(f, depth, rate);
+}
+
+static void quiet_periods(struct fake_ctrl *f, int n)
+{
+	u32 depth[NR_QUEUES], rate[NR_QUEUES];
+	int i;
+
+	for (i = 0; i < NR_QUEUES; i++) {
+		depth[i] = 1;
+		rate[i] = 10;
+	}
+	while (n--)
+		run_period(f, depth, rate);
+}
+
+/* Baseline, then queue 0 high until it is moderated. */
+static void engage_queue0(struct kunit *test, struct fake_ctrl *f)
+{
+	busy_periods(f, 1 + NVME_COAL_ENGAGE_PERIODS);
+	KUNIT_ASSERT_TRUE(test, f->q[0].pol.engaged);
+	KUNIT_ASSERT_NE(test, f->q[0].pol.delay_us, 0);
+}
+
+static void expect_cmd(struct kunit *test, struct fake_ctrl *f, int i,
+		       unsigned int fid, u32 dw11)
+{
+	KUNIT_ASSERT_LT(test, i, f->nsent);
+	KUNIT_EXPECT_EQ(test, f->sent[i].fid, fid);
+	KUNIT_EXPECT_EQ(test, f->sent[i].dw11, dw11);
+}
+
+static void device_accepted_coalesces_and_exempts(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	u32 dw11;
+
+	busy_periods(f, NVME_COAL_ENGAGE_PERIODS);
+	KUNIT_EXPECT_EQ(test, f->nsent, 0);	/* nothing while unmoderated */
+	busy_periods(f, 1);
+	KUNIT_ASSERT_TRUE(test, f->q[0].pol.engaged);
+
+	/* the first moderated queue is the probe: 08h with its delay and depth */
+	dw11 = nvme_coal_feat_coalesce(f->q[0].pol.delay_us, f->q[0].load.avg_qd);
+	KUNIT_EXPECT_NE(test, dw11, 0);
+	KUNIT_EXPECT_EQ(test, f->nsent, 1);
+	expect_cmd(test, f, 0, NVME_FEAT_IRQ_COALESCE, dw11);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, dw11);
+
+	/* next period: the queue that is not moderated is exempted with 09h */
+	busy_periods(f, 1);
+	KUNIT_EXPECT_EQ(test, f->nsent, 2);
+	expect_cmd(test, f, 1, NVME_FEAT_IRQ_CONFIG, nvme_coal_feat_vector(2, true));
+	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
+	KUNIT_EXPECT_FALSE(test, f->q[0].exempt);
+	/* the device carries queue 0: genirq is not asked */
+	KUNIT_EXPECT_EQ(test, f->q[0].applied_us, 0);
+
+	/* steady load: nothing more to say to the controller */
+	busy_periods(f, 5);
+	KUNIT_EXPECT_EQ(test, f->nsent, 2);
+
+	/* load drops: queue 1 loses its exemption, then 08h goes back to 0 */
+	quiet_periods(f, 1);
+	KUNIT_EXPECT_FALSE(test, f->q[0].pol.engaged);
+	KUNIT_EXPECT_EQ(test, f->nsent, 4);
+	expect_cmd(test, f, 2, NVME_FEAT_IRQ_CONFIG, nvme_coal_feat_vector(2, false));
+	expect_cmd(test, f, 3, NVME_FEAT_IRQ_COALESCE, 0);
+	KUNIT_EXPECT_FALSE(test, f->q[1].exempt);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+}
+
+static void device_refused_once_genirq_after(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+
+	f->status[0] = STATUS_NOT_CHANGEABLE;
+	engage_queue0(test, f);
+	KUNIT_EXPECT_EQ(test, f->nsent, 1);
+	expect_cmd(test, f, 0, NVME_FEAT_IRQ_COALESCE,
+		   nvme_coal_feat_coalesce(f->q[0].pol.delay_us,
+					   f->q[0].load.avg_qd));
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_REFUSED);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_status, STATUS_NOT_CHANGEABLE);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);
+
+	/* remembered: no further 08h or 09h, whatever the load does */
+	busy_periods(f, 5);
+	quiet_periods(f, 1);
+	KUNIT_EXPECT_FALSE(test, f->q[0].pol.engaged);
+	busy_periods(f, NVME_COAL_WINDOW_PERIODS + 3);
+	KUNIT_EXPECT_TRUE(test, f->q[0].pol.engaged);
+	KUNIT_EXPECT_EQ(test, f->nsent, 1);
+	KUNIT_EXPECT_FALSE(test, f->q[1].exempt);
+}
+
+static void commands_wait_for_a_live_controller(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+
+	f->ctrl.state = NVME_CTRL_RESETTING;
+	engage_queue0(test, f);
+	busy_periods(f, 2);
+	KUNIT_EXPECT_EQ(test, f->nsent, 0);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_UNTRIED);
+
+	f->ctrl.state = NVME_CTRL_LIVE;
+	busy_periods(f, 1);
+	KUNIT_EXPECT_EQ(test, f->nsent, 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+}
+
+static void no_answer_is_asked_again(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+
+	f->status[0] = -EINTR;
+	engage_queue0(test, f);
+	KUNIT_EXPECT_EQ(test, f->nsent, 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_UNTRIED);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);
+
+	busy_periods(f, 1);
+	KUNIT_EXPECT_EQ(test, f->nsent, 2);
+	KUNIT_EXPECT_EQ(test, f->sent[1].fid, NVME_FEAT_IRQ_COALESCE);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, f->sent[1].dw11);
+}
+
+static void at_most_four_commands_per_period(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, NR_QUEUES);
+	int before, i, periods = 0;
+	bool all;
+
+	engage_queue0(test, f);
+	KUNIT_ASSERT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	/* seven queues to exempt, four commands a period at most */
+	do {
+		before = f->nsent;
+		busy_periods(f, 1);
+		KUNIT_EXPECT_LE(test, f->nsent - before, NVME_COAL_MAX_CMDS);
+		all = true;
+		for (i = 1; i < NR_QUEUES; i++)
+			all &= f->q[i].exempt;
+	} while (!all && ++periods < 10);
+	KUNIT_EXPECT_TRUE(test, all);
+	KUNIT_EXPECT_GT(test, periods, 0);
+	for (i = 1; i < f->nsent; i++)
+		KUNIT_EXPECT_EQ(test, f->sent[i].fid, NVME_FEAT_IRQ_CONFIG);
+}
+
+static void stopped_queue_is_left_alone(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 3);
+	int i;
+
+	nvme_coal_stop(&f->q[2]);
+	engage_queue0(test, f);
+	busy_periods(f, 3);
+	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
+	KUNIT_EXPECT_FALSE(test, f->q[2].exempt);
+	for (i = 0; i < f->nsent; i++)
+		if (f->sent[i].fid == NVME_FEAT_IRQ_CONFIG)
+			KUNIT_EXPECT_EQ(test, f->sent[i].dw11 & 0xffff, 2);
+}
+
+static struct kunit_case nvme_coal_actuator_cases[] = {
+	KUNIT_CASE(device_accepted_coalesces_and_exempts),
+	KUNIT_CASE(device_refused_once_genirq_after),
+	KUNIT_CASE(commands_wait_for_a_live_controller),
+	KUNIT_CASE(no_answer_is_asked_again),
+	KUNIT_CASE(at_most_four_commands_per_period),
+	KUNIT_CASE(stopped_queue_is_left_alone),
+	{}
+};
+
+static struct kunit_suite nvme_coal_actuator_suite = {
+	.name = "nvme_coalesce_actuator",
+	.test_cases = nvme_coal_actuator_cases,
+};
+
+kunit_test_suite(nvme_coal_actuator_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the nvme-pci adaptive coalescing actuators");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
