@@ -17,12 +17,12 @@ grep '^fail ' "$res/kunit.txt" || true
 echo
 python3 - "$res/demo.txt" <<'PY'
 import json, sys
-rows = [l.split(': ', 1) for l in open(sys.argv[1]) if l.startswith(('QD', 'LOST', 'MOD'))]
+rows = [l.split(': ', 1) for l in open(sys.argv[1]) if l.startswith(('QD', 'LOST', 'MOD', 'ADAPT'))]
 if rows:
-    print(f"{'':8}{'IOPS':>10}{'irqs/IO':>10}{'p50 us':>9}{'p99 us':>9}")
+    print(f"{'':15}{'IOPS':>10}{'irqs/IO':>10}{'p50 us':>9}{'p99 us':>9}")
     for qd, js in rows:
         r = json.loads(js)
-        print(f"{qd:8}{r['iops']:>10.0f}{r['irqs_per_io']:>10.3f}{r['clat_p50_us']:>9}{r['clat_p99_us']:>9}")
+        print(f"{qd:15}{r['iops']:>10.0f}{r['irqs_per_io']:>10.3f}{r['clat_p50_us']:>9}{r['clat_p99_us']:>9}")
     print("(QEMU under TCG: compare ratios side by side, not absolute figures)")
 PY
 echo "console log and dmesg: $res/"

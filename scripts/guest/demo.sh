@@ -45,3 +45,37 @@ for i in $irqs; do
 	echo 0 > /proc/irq/$i/moderation_us
 done
 echo "(held interrupts are not counted in /proc/interrupts: irqs/IO is handler runs per I/O)"
+
+echo "== Adaptive interrupt coalescing of nvme0: QD1 and QD32 reads, 5 s each, off then on"
+echo "(thresholds lowered to what TCG reaches, as in make bench: high_io_delta 200,"
+echo " total_inflight_io_threshold 8, avg_qd_threshold 2)"
+saved="$(cat $dbg/high_io_delta) $(cat $dbg/total_inflight_io_threshold) $(cat $dbg/avg_qd_threshold)"
+echo 200 > $dbg/high_io_delta
+echo 8 > $dbg/total_inflight_io_threshold
+echo 2 > $dbg/avg_qd_threshold
+ev=/sys/kernel/tracing/events/nvme_pci/nvme_coalesce_decision
+for mode in off on; do
+	[ $mode = off ] && echo 1 > $dbg/disable_adaptive_interrupt_coalescing
+	[ $mode = on ] && echo 0 > $dbg/disable_adaptive_interrupt_coalescing
+	for qd in 1 32; do
+		[ -d $ev ] && echo > /sys/kernel/tracing/trace && echo 1 > $ev/enable
+		r=$("$here/fio-irq" --name=adapt --filename=$dev --rw=randread --bs=4k \
+			--ioengine=libaio --direct=1 --iodepth=$qd --runtime=5 --time_based)
+		[ -d $ev ] && echo 0 > $ev/enable
+		echo "ADAPT-$mode-QD$qd: $r"
+		[ -d $ev ] || continue
+		n=$(grep -c 'nvme_coalesce_decision: nvme0 ' /sys/kernel/tracing/trace)
+		echo "  decisions traced on nvme0: $n"
+		grep -o 'nvme_coalesce_decision: nvme0 .*' /sys/kernel/tracing/trace |
+			head -3 | cut -c1-160 | sed 's/^/    /'
+	done
+done
+read -r delta inflight qd <<< "$saved"
+echo "$delta" > $dbg/high_io_delta
+echo "$inflight" > $dbg/total_inflight_io_threshold
+echo "$qd" > $dbg/avg_qd_threshold
+echo "nvme0/coalescing after the runs:"
+grep -E '^(actuator|feature_08h|feature_status|decisions):|moderated_ms' \
+	$dbg/nvme0/coalescing | sed 's/^/  /'
+dmesg | grep -E 'nvme nvme[0-9]+: (interrupt|adaptive) coalescing' | sed 's/^/  /'
+echo "(irqs/IO counts /proc/interrupts, i.e. handler runs; held interrupts are replayed, not lost)"

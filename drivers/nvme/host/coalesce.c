@@ -170,7 +170,7 @@ static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 /*
  * Somebody else (nvme.irq_moderation_us, /proc/irq/N/moderation_us) owns a
  * vector whose delay is not the one set here; it is given back by setting
- * it to 0.  Context: work, lock.
+ * it to 0.  Context: the work item or the debugfs reader, lock.
  */
 static void nvme_coal_check_owner(struct nvme_coal_queue *q)
 {
@@ -390,8 +390,12 @@ static int coalescing_show(struct seq_file *m, void *unused)
 
 	nvme_coal_params(&p);
 	mutex_lock(&cc->lock);
-	list_for_each_entry(q, &cc->queues, node)
+	list_for_each_entry(q, &cc->queues, node) {
+		/* an idle controller has no work item to notice a hand-back */
+		if (q->active)
+			nvme_coal_check_owner(q);
 		sw |= q->active && !q->refused;
+	}
 	if (cc->feat == NVME_COAL_FEAT_ACCEPTED)
 		actuator = "device";
 	else

@@ -250,6 +250,7 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	seq_printf(m, "recoveries: %llu\n", recoveries);
 	seq_printf(m, "completions_recovered: %llu\n", reaped);
 	seq_printf(m, "max_stall_us: %llu\n", div_u64(max_stall, NSEC_PER_USEC));
+	seq_printf(m, "warned: %d\n", lc->warned);
 	list_for_each_entry(li, &lc->queues, node) {
 		seq_printf(m, "q%u.checks: %llu\n", li->qid, READ_ONCE(li->checks));
 		seq_printf(m, "q%u.recoveries: %llu\n", li->qid, READ_ONCE(li->recoveries));

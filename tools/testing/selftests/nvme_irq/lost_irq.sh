@@ -93,6 +93,13 @@ sys.exit(1 if errs or not ios else 0)
 EOF
 }
 
+# The warning is printed once per controller: one that already printed it
+# (a vCPU the host stalled for a poll interval can look like a lost
+# interrupt, here at boot) prints no second one.
+warned_before=
+for c in $ctrls; do
+	[ "$(counter "$c" warned)" = 1 ] && warned_before+=" $c"
+done
 dmesg -C
 # 1-6: every interrupt of queue 1 lost, then half of all I/O queues' ones
 before=$(total_recoveries)
@@ -116,14 +123,27 @@ ktap_print_msg "$events nvme_lost_irq_recovered events traced"
 ktap_test_result "tracepoint reported recoveries" [ "$events" -gt 0 ]
 ktap_test_result "no I/O timed out" no_timeouts
 once=true
+fresh=0
 for c in $ctrls; do
 	n=$(dmesg | grep "$c: " | grep -c "$WARNING")
 	[ "$(counter "$c" recoveries)" -gt 0 ] || continue
-	ktap_print_msg "$c: warning printed $n time(s)"
-	[ "$n" -eq 1 ] || once=false
+	[ "$(counter "$c" warned)" = 1 ] || once=false
+	if [[ " $warned_before " == *" $c "* ]]; then
+		ktap_print_msg "$c: warned before this test, now $n more time(s)"
+		[ "$n" -eq 0 ] || once=false
+	else
+		ktap_print_msg "$c: warning printed $n time(s)"
+		[ "$n" -eq 1 ] || once=false
+		fresh=$((fresh + 1))
+	fi
 done
-ktap_test_result "one warning per controller, naming the vector" \
-	warned_once
+if [ "$fresh" -gt 0 ]; then
+	ktap_test_result "one warning per controller, naming the vector" \
+		warned_once
+else
+	ktap_test_result "one warning per controller (all printed it before this test)" \
+		$once
+fi
 
 # 7-12: bad values of the parameter and the knob are rejected, value kept
 echo 7 > "$PARAM"
