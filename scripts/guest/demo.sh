@@ -47,11 +47,11 @@ done
 echo "(held interrupts are not counted in /proc/interrupts: irqs/IO is handler runs per I/O)"
 
 echo "== Adaptive interrupt coalescing of nvme0: QD1 and QD32 reads, 5 s each, off then on"
-echo "(thresholds lowered to what TCG reaches, as in make bench: high_io_delta 200,"
-echo " total_inflight_io_threshold 8, avg_qd_threshold 2)"
+echo "(thresholds lowered to what one fio job on this lockdep kernel under TCG reaches:"
+echo " high_io_delta 100, total_inflight_io_threshold 2, avg_qd_threshold 2)"
 saved="$(cat $dbg/high_io_delta) $(cat $dbg/total_inflight_io_threshold) $(cat $dbg/avg_qd_threshold)"
-echo 200 > $dbg/high_io_delta
-echo 8 > $dbg/total_inflight_io_threshold
+echo 100 > $dbg/high_io_delta
+echo 2 > $dbg/total_inflight_io_threshold
 echo 2 > $dbg/avg_qd_threshold
 ev=/sys/kernel/tracing/events/nvme_pci/nvme_coalesce_decision
 for mode in off on; do
