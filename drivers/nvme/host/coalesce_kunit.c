@@ -124,8 +124,11 @@ static void run_period(struct fake_ctrl *f, const u32 *depth, const u32 *rate)
 	nvme_coal_period(&f->cc, f->now);
 }
 
-/* Queue 0 busy enough for the thresholds; the others nearly idle. */
-static void busy_periods(struct fake_ctrl *f, int n)
+/*
+ * n periods with every queue nearly idle, or, if @busy, queue 0 busy enough
+ * for the thresholds the kernel runs with.
+ */
+static void load_periods(struct fake_ctrl *f, int n, bool busy)
 {
 	u32 depth[NR_QUEUES], rate[NR_QUEUES];
 	int i;
@@ -134,23 +137,23 @@ static void busy_periods(struct fake_ctrl *f, int n)
 		depth[i] = 1;
 		rate[i] = 10;
 	}
-	depth[0] = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
-	rate[0] = 2 * f->p.high_io_delta;
+	if (busy) {
+		depth[0] = f->p.avg_qd_threshold +
+			   f->p.total_inflight_io_threshold + 1;
+		rate[0] = 2 * f->p.high_io_delta;
+	}
 	while (n--)
 		run_period(f, depth, rate);
 }
 
+static void busy_periods(struct fake_ctrl *f, int n)
+{
+	load_periods(f, n, true);
+}
+
 static void quiet_periods(struct fake_ctrl *f, int n)
 {
-	u32 depth[NR_QUEUES], rate[NR_QUEUES];
-	int i;
-
-	for (i = 0; i < NR_QUEUES; i++) {
-		depth[i] = 1;
-		rate[i] = 10;
-	}
-	while (n--)
-		run_period(f, depth, rate);
+	load_periods(f, n, false);
 }
 
 /* Baseline, then queue 0 high until it is moderated. */
