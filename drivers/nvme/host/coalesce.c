@@ -146,12 +146,29 @@ void nvme_coal_kick(struct nvme_coal_ctrl *cc)
 				   msecs_to_jiffies(READ_ONCE(nvme_coal_period_ms)));
 }
 
+/*
+ * Somebody else (nvme.irq_moderation_us, /proc/irq/N/moderation_us) owns a
+ * vector whose genirq delay @cur is neither 0 nor the one set here, until
+ * they set it back to 0.  Context: any.
+ */
+static bool nvme_coal_external(const struct nvme_coal_queue *q,
+			       unsigned int cur)
+{
+	return cur && cur != q->applied_us;
+}
+
 /* Set the vector's genirq delay if it is still ours.  Context: work, lock. */
 static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 			     struct nvme_coal_queue *q, u32 us)
 {
-	if (q->external || q->applied_us == us)
+	unsigned int cur = irq_get_moderation(q->irq);
+
+	if (nvme_coal_external(q, cur))
 		return;
+	if (cur == us) {
+		q->applied_us = us;	/* 0 if somebody cleared ours */
+		return;
+	}
 	if (!q->refused) {
 		q->refused = irq_set_moderation(q->irq, us);
 		if (!q->refused) {
@@ -164,25 +181,6 @@ static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 		dev_info(cc->ctrl->device,
 			 "adaptive coalescing: genirq does not moderate irq %d (%pe): its completions are signalled at once\n",
 			 q->irq, ERR_PTR(q->refused));
-	}
-}
-
-/*
- * Somebody else (nvme.irq_moderation_us, /proc/irq/N/moderation_us) owns a
- * vector whose delay is not the one set here; it is given back by setting
- * it to 0.  Context: the work item or the debugfs reader, lock.
- */
-static void nvme_coal_check_owner(struct nvme_coal_queue *q)
-{
-	unsigned int cur = irq_get_moderation(q->irq);
-
-	if (cur == q->applied_us) {
-		q->external = false;
-	} else if (!cur) {
-		q->applied_us = 0;
-		q->external = false;
-	} else {
-		q->external = true;
 	}
 }
 
@@ -332,7 +330,6 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 	list_for_each_entry(q, &cc->queues, node) {
 		if (!q->active)
 			continue;
-		nvme_coal_check_owner(q);
 		if (q->valid)
 			nvme_coal_decide_queue(cc, q, &p, &total);
 		/* switched off: keep going only until every queue is released */
@@ -366,11 +363,12 @@ static void nvme_coal_work(struct work_struct *work)
 	clear_bit(NVME_COAL_RUNNING, &cc->flags);
 }
 
-static const char *nvme_coal_state(const struct nvme_coal_queue *q)
+static const char *nvme_coal_state(const struct nvme_coal_queue *q,
+				   unsigned int cur)
 {
 	if (!q->active)
 		return "stopped";
-	if (q->external)
+	if (nvme_coal_external(q, cur))
 		return "external";
 	return q->pol.engaged ? "moderated" : "off";
 }
@@ -390,12 +388,8 @@ static int coalescing_show(struct seq_file *m, void *unused)
 
 	nvme_coal_params(&p);
 	mutex_lock(&cc->lock);
-	list_for_each_entry(q, &cc->queues, node) {
-		/* an idle controller has no work item to notice a hand-back */
-		if (q->active)
-			nvme_coal_check_owner(q);
+	list_for_each_entry(q, &cc->queues, node)
 		sw |= q->active && !q->refused;
-	}
 	if (cc->feat == NVME_COAL_FEAT_ACCEPTED)
 		actuator = "device";
 	else
@@ -408,9 +402,13 @@ static int coalescing_show(struct seq_file *m, void *unused)
 	seq_printf(m, "feature_08h_dw11: %#x\n", cc->feat_dw11);
 	seq_printf(m, "decisions: %llu\n", cc->decisions);
 	list_for_each_entry(q, &cc->queues, node) {
-		seq_printf(m, "q%u.state: %s\n", q->qid, nvme_coal_state(q));
+		unsigned int cur = irq_get_moderation(q->irq);
+
+		seq_printf(m, "q%u.state: %s\n", q->qid, nvme_coal_state(q, cur));
 		seq_printf(m, "q%u.delay_us: %u\n", q->qid, q->pol.delay_us);
-		seq_printf(m, "q%u.irq_delay_us: %u\n", q->qid, q->applied_us);
+		/* the delay of this code on the vector now */
+		seq_printf(m, "q%u.irq_delay_us: %u\n", q->qid,
+			   cur == q->applied_us ? cur : 0);
 		seq_printf(m, "q%u.avg_qd: %u\n", q->qid, q->load.avg_qd);
 		seq_printf(m, "q%u.completions: %u\n", q->qid, q->load.completions);
 		seq_printf(m, "q%u.decisions: %llu\n", q->qid, q->decisions);
@@ -499,7 +497,6 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 	q->qid = qid;
 	q->applied_us = 0;
 	q->refused = refused;
-	q->external = false;
 	q->exempt = false;
 	q->active = true;
 	WRITE_ONCE(q->cc, cc);

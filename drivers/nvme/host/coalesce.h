@@ -89,7 +89,6 @@ struct nvme_coal_ctrl {
  * @active: the vector is requested; changed under @cc->lock
  * @valid: @load is from the period that just ended
  * @refused: why genirq will not moderate the vector (-errno), 0 if it will
- * @external: somebody else set the vector's moderation: hands off
  * @exempt: the vector is exempt from device coalescing (Feature 09h CD)
  * @applied_us: the genirq delay this code set on the vector
  * @decisions: state or delay changes
@@ -106,7 +105,6 @@ struct nvme_coal_queue {
 	u16 qid;
 	bool active;
 	bool valid;
-	bool external;
 	bool exempt;
 	int refused;
 	u32 applied_us;

@@ -7,10 +7,11 @@
 # (state file and tracepoint), verify is clean, and the handler runs per
 # completed I/O fall against disable_adaptive_interrupt_coalescing=1 in the
 # same boot; once the load stops the queues are released.  QEMU refuses
-# Feature 08h: one info line per controller, no error.  Every knob rejects
-# bad values and keeps its value.  Booted with nvme.adaptive_coalescing=0
-# nothing is moderated; with noirqmoderation genirq's refusal is logged
-# once per controller.
+# Feature 08h: one info line per controller, no error.  Vectors moderated
+# through /proc/irq/N/moderation_us are left alone until set back to 0.
+# Every knob rejects bad values and keeps its value.  Booted with
+# nvme.adaptive_coalescing=0 nothing is moderated; with noirqmoderation
+# genirq's refusal is logged once per controller.
 
 DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -118,7 +119,7 @@ if grep -qw noirqmoderation /proc/cmdline; then
 	exit
 fi
 
-ktap_set_plan 27
+ktap_set_plan 29
 
 # 1-18: every knob rejects bad values, keeping its value
 is_erange() {
@@ -206,7 +207,39 @@ feat_refused_once() {
 ktap_test_result "Feature 08h refused: one info line per controller, genirq instead, no error" \
 	feat_refused_once
 
-# 27: switched off under load: released at the next period
+# 27-28: vectors somebody else moderates are left alone until given back
+io_irqs=$(awk '$NF ~ /^nvme[0-9]+q[1-9][0-9]*$/ { sub(":", "", $1); print $1 }' \
+	/proc/interrupts)
+set_irqs() {
+	local i
+
+	for i in $io_irqs; do
+		echo "$1" > "/proc/irq/$i/moderation_us" || return 1
+	done
+}
+irqs_say() {
+	local i
+
+	for i in $io_irqs; do
+		[ "$(cat "/proc/irq/$i/moderation_us")" = "$1" ] || return 1
+	done
+}
+set_irqs 700
+all_queues external
+idle_external=$?
+left_alone() {
+	[ "$idle_external" = 0 ] &&
+		fio_json ext --rw=randread --iodepth=32 --time_based --runtime=3 \
+			$fio_opts > /dev/null &&
+		all_queues external && irqs_say 700
+}
+ktap_test_result "vectors moderated through /proc: external at once, left at 700 us under load" \
+	left_alone
+set_irqs 0
+sleep 0.5
+ktap_test_result "given back with 0: no queue external" all_queues off
+
+# 29: switched off under load: released at the next period
 fio_json late --rw=randread --iodepth=32 --time_based --runtime=3 \
 	$fio_opts > /dev/null &
 pid=$!
