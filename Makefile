@@ -5,7 +5,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree refresh kernel kernel-bench kernel-stock series check check-bisect bench demo clean
+.PHONY: help deps qemu qemu-series tree refresh kernel kernel-bench kernel-stock series check check-bisect bench demo clean
 
 help:
 	@echo "make demo          build what is missing, boot the patched kernel, report what the series does"
@@ -13,6 +13,8 @@ help:
 	@echo "make bench         side-by-side benchmark, stock vs series (QUICK=1: a smoke run); out/bench/"
 	@echo "make check-bisect  build every patch of the series in order (slow)"
 	@echo "make deps          install the Debian packages needed (as root)"
+	@echo "make qemu          build the project's QEMU (Debian's source + qemu/patches), cached in /var/cache/nvme-irq"
+	@echo "make qemu-series   export the QEMU patches for qemu-devel to out/qemu-series/"
 	@echo "make tree          materialise build/linux: pristine 6.12 + one commit per patch"
 	@echo "make kernel        build the test kernel (series + debug options)"
 	@echo "make kernel-bench  build the benchmark kernel (series, no debug options)"
@@ -23,6 +25,12 @@ help:
 
 deps:
 	@$(S)/deps.sh
+
+qemu: deps
+	@$(S)/qemu.sh
+
+qemu-series: qemu
+	@$(S)/qemu-series.sh
 
 tree: deps
 	@$(S)/tree.sh
@@ -42,16 +50,16 @@ kernel-stock: tree
 series: tree
 	@$(S)/series.sh
 
-check: kernel kernel-bench kernel-stock series
+check: qemu kernel kernel-bench kernel-stock series
 	@$(S)/check.sh
 
-bench: kernel-bench kernel-stock
+bench: qemu kernel-bench kernel-stock
 	@$(S)/bench.py
 
 check-bisect: kernel
 	@$(S)/check-bisect.sh
 
-demo: kernel
+demo: qemu kernel
 	@$(S)/demo.sh
 
 clean:

@@ -33,6 +33,7 @@ METRICS = [
     ('clat_max_us', 'max us', '{:.0f}', False),
     ('irqs_per_io', 'irqs/IO', '{:.3f}', False),
     ('handler_runs_per_io', 'handler runs/IO', '{:.3f}', False),
+    ('dev_msgs_per_io', 'device msgs/IO', '{:.3f}', False),
     ('hardirq_us_per_io', 'hardirq us/IO', '{:.2f}', False),
     ('softirq_us_per_io', 'softirq us/IO', '{:.2f}', False),
     ('lost_irq_recoveries', 'lost-irq recoveries', '{:.0f}', False),

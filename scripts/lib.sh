@@ -7,6 +7,8 @@ SRC=$BUILD/linux		# base + series, a git repository
 STOCK_SRC=$BUILD/linux-stock	# worktree of the pristine base
 OUT=${OUT:-$TOP/out}
 TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# the project's QEMU builds, shared by every clone on the machine (make qemu)
+QEMU_CACHE=${QEMU_CACHE:-/var/cache/nvme-irq/qemu}
 SERIES_AUTHOR=${SERIES_AUTHOR:-"NVMe IRQ series <nvme-irq@example.org>"}
 
 die() { echo "error: $*" >&2; exit 1; }

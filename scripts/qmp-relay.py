@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host side of a scripts/vm guest's QMP channel.
+
+usage: qmp-relay.py SOCKET RESULTS DEVICE-ID...
+
+Connects to QEMU's QMP socket and, until QEMU exits:
+ - runs the QMP commands the guest leaves in RESULTS/.qmp/<name>.req (one
+   JSON object, {"execute": ..., "arguments": ...}) and answers each in
+   <name>.rsp: "ok" and the return value (a list as space-separated words,
+   a scalar as is, anything else as JSON), or "error: <description>";
+ - when the guest powers off (QEMU started with -action shutdown=pause, so
+   the devices are still there), writes RESULTS/qemu-counters.json with the
+   counters of each NVMe device and quits QEMU.
+The guest end is scripts/guest/qmp.
+"""
+import json
+import os
+import socket
+import sys
+import time
+
+COUNTERS = ('x-msix-messages', 'x-msix-dropped', 'x-power-state-entries')
+
+
+class Qmp:
+    def __init__(self, path):
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        self.buf = b''
+        self.events = []
+        self.recv()                       # greeting
+        self.cmd('qmp_capabilities')
+
+    def recv(self, timeout=None):
+        self.sock.settimeout(timeout)
+        while b'\n' not in self.buf:
+            data = self.sock.recv(65536)
+            if not data:
+                raise EOFError
+            self.buf += data
+        line, self.buf = self.buf.split(b'\n', 1)
+        return json.loads(line)
+
+    def cmd(self, execute, arguments=None):
+        msg = {'execute': execute}
+        if arguments:
+            msg['arguments'] = arguments
+        self.sock.sendall(json.dumps(msg).encode() + b'\n')
+        while True:
+            r = self.recv(30)
+            if 'event' in r:
+                self.events.append(r['event'])
+                continue
+            return r
+
+    def poll_event(self, timeout):
+        if self.events:
+            return self.events.pop(0)
+        try:
+            r = self.recv(timeout)
+        except socket.timeout:
+            return None
+        return r.get('event')
+
+
+def fmt(value):
+    if isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value):
+        return ' '.join(str(v) for v in value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return str(value)
+
+
+def serve(q, qdir):
+    for name in sorted(os.listdir(qdir)):
+        if not name.endswith('.req'):
+            continue
+        path = os.path.join(qdir, name)
+        try:
+            req = json.load(open(path))
+            r = q.cmd(req['execute'], req.get('arguments'))
+            if 'error' in r:
+                out = 'error: %s\n' % r['error'].get('desc', r['error'])
+            else:
+                out = 'ok\n%s\n' % fmt(r.get('return'))
+        except (ValueError, KeyError, TypeError) as e:
+            out = 'error: bad request: %s\n' % e
+        rsp = path[:-4] + '.rsp'
+        with open(rsp + '.tmp', 'w') as f:
+            f.write(out)
+        os.rename(rsp + '.tmp', rsp)
+        os.unlink(path)
+
+
+def dump_counters(q, devices, path):
+    out = {}
+    for dev in devices:
+        out[dev] = {}
+        for prop in COUNTERS:
+            r = q.cmd('qom-get', {'path': '/machine/peripheral/' + dev,
+                                  'property': prop})
+            if 'return' in r:
+                out[dev][prop] = r['return']
+    with open(path, 'w') as f:
+        json.dump(out, f, indent=1)
+
+
+def main():
+    sock, results, devices = sys.argv[1], sys.argv[2], sys.argv[3:]
+    qdir = os.path.join(results, '.qmp')
+    os.makedirs(qdir, exist_ok=True)
+    try:
+        q = Qmp(sock)
+    except (OSError, EOFError):
+        return 1
+    try:
+        while True:
+            ev = q.poll_event(0.02)
+            if ev in ('SHUTDOWN', 'STOP'):
+                dump_counters(q, devices,
+                              os.path.join(results, 'qemu-counters.json'))
+                q.cmd('quit')
+                return 0
+            serve(q, qdir)
+    except (EOFError, OSError):
+        return 0                          # QEMU went away (killed, or quit)
+    except Exception as e:                # never leave QEMU paused forever
+        sys.stderr.write('qmp-relay: %r; quitting QEMU\n' % e)
+        try:
+            q.cmd('quit')
+        except Exception:
+            pass
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
