@@ -211,17 +211,17 @@ static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
 static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 {
 	struct nvme_coal_queue *q;
-	u32 delay = 0, qd = U32_MAX;
+	u32 delay = 0, batch = U32_MAX;
 
 	if (cc->feat == NVME_COAL_FEAT_REFUSED)
 		return 0;
 	list_for_each_entry(q, &cc->queues, node) {
 		if (q->active && q->pol.engaged) {
 			delay = max(delay, q->pol.delay_us);
-			qd = min(qd, q->load.avg_qd);
+			batch = min(batch, q->pol.batch);
 		}
 	}
-	return delay ? nvme_coal_feat_coalesce(delay, qd) : 0;
+	return delay ? nvme_coal_feat_coalesce(delay, batch) : 0;
 }
 
 struct nvme_coal_cmd {
@@ -324,14 +324,19 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 			continue;
 		cc->ops->sample(q, &s);
 		q->valid = nvme_coal_measure(&q->pol, &s, p.period_ms, &q->load);
+		q->load.engaged = q->pol.engaged;
 		if (q->valid)
 			nvme_coal_add_load(&total, &q->load);
 	}
 	list_for_each_entry(q, &cc->queues, node) {
 		if (!q->active)
 			continue;
-		if (q->valid)
+		if (q->valid) {
 			nvme_coal_decide_queue(cc, q, &p, &total);
+			trace_nvme_coalesce_sample(cc->ctrl->instance, q->qid,
+						   &q->load, q->pol.engaged,
+						   q->pol.delay_us);
+		}
 		/* switched off: keep going only until every queue is released */
 		busy |= q->pol.engaged ||
 			(p.enabled && (!q->valid || q->load.completions));
@@ -411,6 +416,9 @@ static int coalescing_show(struct seq_file *m, void *unused)
 			   cur == q->applied_us ? cur : 0);
 		seq_printf(m, "q%u.avg_qd: %u\n", q->qid, q->load.avg_qd);
 		seq_printf(m, "q%u.completions: %u\n", q->qid, q->load.completions);
+		seq_printf(m, "q%u.runs: %u\n", q->qid, q->load.runs);
+		seq_printf(m, "q%u.storm: %u\n", q->qid, q->pol.storm);
+		seq_printf(m, "q%u.exempt: %u\n", q->qid, q->exempt);
 		seq_printf(m, "q%u.decisions: %llu\n", q->qid, q->decisions);
 		seq_printf(m, "q%u.moderated_ms: %llu\n", q->qid,
 			   div_u64(q->moderated_ns, NSEC_PER_MSEC));

@@ -182,8 +182,8 @@ static void device_accepted_coalesces_and_exempts(struct kunit *test)
 	busy_periods(f, 1);
 	KUNIT_ASSERT_TRUE(test, f->q[0].pol.engaged);
 
-	/* the first moderated queue is the probe: 08h with its delay and depth */
-	dw11 = nvme_coal_feat_coalesce(f->q[0].pol.delay_us, f->q[0].load.avg_qd);
+	/* the first moderated queue is the probe: 08h with its delay and batch */
+	dw11 = nvme_coal_feat_coalesce(f->q[0].pol.delay_us, f->q[0].pol.batch);
 	KUNIT_EXPECT_NE(test, dw11, 0);
 	KUNIT_EXPECT_EQ(test, f->nsent, 1);
 	expect_cmd(test, f, 0, NVME_FEAT_IRQ_COALESCE, dw11);
@@ -223,7 +223,7 @@ static void device_refused_once_genirq_after(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->nsent, 1);
 	expect_cmd(test, f, 0, NVME_FEAT_IRQ_COALESCE,
 		   nvme_coal_feat_coalesce(f->q[0].pol.delay_us,
-					   f->q[0].load.avg_qd));
+					   f->q[0].pol.batch));
 	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_REFUSED);
 	KUNIT_EXPECT_EQ(test, f->cc.feat_status, STATUS_NOT_CHANGEABLE);
 	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);

@@ -5,17 +5,34 @@
  * Each period every queue reports its completions, the average number of
  * commands outstanding when its handler ran, and its commands in flight.
  * A queue is moderated after NVME_COAL_ENGAGE_PERIODS high samples in a
- * row and released by the first low one; once released it waits
+ * row (one, when another queue of its controller is moderated: the load
+ * moved there) and released by the first low one; once released it waits
  * NVME_COAL_WINDOW_PERIODS before it may be moderated again, so a load
  * that swings around a threshold changes the state at most twice per
  * window.  A queue released because it went idle does not wait: its load
  * stopped or moved to another queue (the scheduler moved the submitter to
- * another CPU), and comes back as new load.  Between "high" and "low"
- * lies a band (half the controller thresholds) in which the state is kept.
+ * another CPU), and comes back as new load.  Idle is no completions, or
+ * less than an eighth of the controller's or of the rate threshold; a
+ * queue moderated for a storm that is down to QD1 does not wait either.
+ * Between "high" and "low" lies a band (half the controller thresholds) in
+ * which the state is kept.
+ *
+ * A queue is high when it is deeper than avg_qd_threshold on a controller
+ * with total_inflight_io_threshold commands outstanding, or when it storms:
+ * its handler runs for fewer than NVME_COAL_STORM_PER_RUN completions at a
+ * time while more than one command is outstanding on average.  The storm
+ * is the interrupt-bound case: completions arrive one by one faster than
+ * the CPU handles them, the submitter falls behind and the depth the
+ * driver sees stays low although the application keeps many commands in
+ * flight.  A queue moderated for a storm stays so while its controller is
+ * busy and it is deeper than QD1; once moderated its handler runs become
+ * rarer by design, so they cannot tell when the storm ends.  At QD1 the
+ * depth is exactly one: such a queue is never moderated.
  *
  * The delay is half the mean time a command spends in the queue (Little's
  * law: average depth / completion rate), so each interrupt reaps about
- * half the queue while the other half keeps the device busy.
+ * half the queue while the other half keeps the device busy; in a storm at
+ * least the time NVME_COAL_STORM_BATCH completions take to arrive.
  */
 #include <kunit/visibility.h>
 #include <linux/bits.h>
@@ -78,7 +95,11 @@ bool nvme_coal_measure(struct nvme_coal_policy *pol,
 
 	scaled = div64_u64((u64)done * period_ns, elapsed);
 	load->completions = min_t(u64, scaled, U32_MAX);
+	load->runs = min_t(u64, div64_u64((u64)runs * period_ns, elapsed),
+			   U32_MAX);
 	load->avg_qd = runs ? DIV_ROUND_CLOSEST(qd_sum, runs) : s->inflight;
+	load->avg_qd16 = runs ? div_u64((u64)qd_sum << NVME_COAL_QD_SHIFT, runs) :
+				s->inflight << NVME_COAL_QD_SHIFT;
 	load->elapsed_ns = elapsed;
 	return true;
 }
@@ -87,7 +108,8 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_measure);
 /**
  * nvme_coal_add_load() - add a queue's period to its controller's
  * @total: the controller's load, zeroed before the first queue
- * @load: a usable period of one queue
+ * @load: a usable period of one queue; its @engaged is 1 if the queue is
+ *	moderated, 0 otherwise
  *
  * Context: any.
  */
@@ -96,19 +118,49 @@ void nvme_coal_add_load(struct nvme_coal_load *total,
 {
 	total->completions = min_t(u64, (u64)total->completions +
 				   load->completions, U32_MAX);
+	total->runs = min_t(u64, (u64)total->runs + load->runs, U32_MAX);
+	total->engaged += load->engaged;
 	total->avg_qd = min_t(u64, (u64)total->avg_qd + load->avg_qd, U32_MAX);
 	total->elapsed_ns = max(total->elapsed_ns, load->elapsed_ns);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_add_load);
 
-static u32 nvme_coal_delay(const struct nvme_coal_params *p,
-			   const struct nvme_coal_load *q)
+/**
+ * nvme_coal_storm() - whether a queue's period looks like an interrupt storm
+ * @q: the queue's load in one period
+ *
+ * Its handler ran for fewer than NVME_COAL_STORM_PER_RUN completions at a
+ * time, and more than one command was outstanding on average: a queue
+ * with a single submitter at QD1 has exactly one at every run.
+ *
+ * Context: any.
+ *
+ * Return: true for a storm.
+ */
+bool nvme_coal_storm(const struct nvme_coal_load *q)
 {
-	/* half of avg_qd / (completions / period), in microseconds */
-	u64 us = div64_u64((u64)q->avg_qd * p->period_ms * (USEC_PER_MSEC / 2),
-			   q->completions);
+	return q->runs && q->completions &&
+	       q->completions < (u64)q->runs * NVME_COAL_STORM_PER_RUN &&
+	       q->avg_qd16 > 1 << NVME_COAL_QD_SHIFT;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_storm);
 
-	return clamp_t(u64, us, 1, max(p->max_delay_us, 1U));
+/* Context: any.  @q->completions is not zero. */
+static void nvme_coal_set_delay(struct nvme_coal_policy *pol,
+				const struct nvme_coal_params *p,
+				const struct nvme_coal_load *q)
+{
+	u64 period_us = (u64)p->period_ms * USEC_PER_MSEC;
+	/* half of avg_qd / (completions / period), in microseconds */
+	u64 us = div64_u64((u64)q->avg_qd * period_us / 2, q->completions);
+
+	if (pol->storm)
+		us = max(us, div64_u64(NVME_COAL_STORM_BATCH * period_us,
+				       q->completions));
+	pol->delay_us = clamp_t(u64, us, 1, max(p->max_delay_us, 1U));
+	/* completions arriving within the delay, for device coalescing */
+	pol->batch = clamp_t(u64, div64_u64((u64)q->completions * pol->delay_us,
+					    period_us), 1, 256);
 }
 
 static void nvme_coal_release(struct nvme_coal_policy *pol, bool idle)
@@ -119,7 +171,9 @@ static void nvme_coal_release(struct nvme_coal_policy *pol, bool idle)
 		pol->released_at = pol->periods;
 	}
 	pol->engaged = false;
+	pol->storm = false;
 	pol->delay_us = 0;
+	pol->batch = 0;
 	pol->high_runs = 0;
 }
 
@@ -141,33 +195,50 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 {
 	bool was = pol->engaged;
 	u32 old = pol->delay_us;
-	bool high, low;
-	u32 delay;
+	bool deep, storm, busy, high, low, idle;
+	struct nvme_coal_policy next;
+	u32 engage;
 
 	pol->periods++;
-	high = p->enabled && q->completions &&
-	       q->avg_qd > p->avg_qd_threshold &&
-	       ctrl->completions >= p->high_io_delta &&
+	busy = p->enabled && q->completions &&
+	       ctrl->completions >= p->high_io_delta;
+	deep = q->avg_qd > p->avg_qd_threshold &&
 	       ctrl->avg_qd >= p->total_inflight_io_threshold;
+	storm = nvme_coal_storm(q);
+	high = busy && (deep || storm);
+	/* a moderated queue is released by the first low period */
 	low = !p->enabled || !q->completions ||
-	      q->avg_qd <= p->avg_qd_threshold ||
-	      ctrl->completions < p->high_io_delta / 2 ||
-	      ctrl->avg_qd < p->total_inflight_io_threshold / 2;
+	      ctrl->completions < p->high_io_delta / 2;
+	if (pol->storm)
+		low |= q->avg_qd16 <= 1 << NVME_COAL_QD_SHIFT;
+	else
+		low |= q->avg_qd <= p->avg_qd_threshold ||
+		       ctrl->avg_qd < p->total_inflight_io_threshold / 2;
+	/* no hysteresis window after these: the load stopped, moved, or is QD1 */
+	idle = !q->completions ||
+	       (u64)q->completions * 8 < ctrl->completions ||
+	       (u64)q->completions * 8 < p->high_io_delta ||
+	       (pol->storm && q->avg_qd16 <= 1 << NVME_COAL_QD_SHIFT);
 
-	if (low) {
-		nvme_coal_release(pol, p->enabled && !q->completions);
+	if (pol->engaged && low) {
+		nvme_coal_release(pol, p->enabled && idle);
 	} else if (pol->engaged) {
-		delay = nvme_coal_delay(p, q);
-		if (abs_diff(delay, pol->delay_us) >
-		    pol->delay_us >> NVME_COAL_RETUNE_SHIFT)
-			pol->delay_us = delay;
+		next = *pol;
+		nvme_coal_set_delay(&next, p, q);
+		if (abs_diff(next.delay_us, pol->delay_us) >
+		    pol->delay_us >> NVME_COAL_RETUNE_SHIFT) {
+			pol->delay_us = next.delay_us;
+			pol->batch = next.batch;
+		}
 	} else {
+		engage = ctrl->engaged ? 1 : NVME_COAL_ENGAGE_PERIODS;
 		pol->high_runs = high ? pol->high_runs + 1 : 0;
-		if (pol->high_runs >= NVME_COAL_ENGAGE_PERIODS &&
+		if (pol->high_runs >= engage &&
 		    (!pol->released ||
 		     pol->periods - pol->released_at >= NVME_COAL_WINDOW_PERIODS)) {
 			pol->engaged = true;
-			pol->delay_us = nvme_coal_delay(p, q);
+			pol->storm = !deep;
+			nvme_coal_set_delay(pol, p, q);
 			pol->high_runs = 0;
 		}
 	}
@@ -178,23 +249,24 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_decide);
 /**
  * nvme_coal_feat_coalesce() - CDW11 of Set Features Interrupt Coalescing
  * @delay_us: the delay; 0 turns device coalescing off
- * @avg_qd: the average depth of the moderated queues
+ * @batch: completions expected per interrupt at that delay
  *
  * Aggregation Time is in 100 us units (at least one); the Aggregation
- * Threshold (0's based) is half the average depth, like the software delay.
+ * Threshold (0's based) is @batch, so the controller signals as soon as an
+ * interrupt's worth of completions is there, and the time bounds the wait.
  *
  * Context: any.
  *
  * Return: the dword.
  */
-u32 nvme_coal_feat_coalesce(u32 delay_us, u32 avg_qd)
+u32 nvme_coal_feat_coalesce(u32 delay_us, u32 batch)
 {
 	u32 time, thr;
 
 	if (!delay_us)
 		return 0;
 	time = clamp_t(u32, DIV_ROUND_UP(delay_us, 100), 1, 255);
-	thr = clamp_t(u32, avg_qd / 2, 1, 256) - 1;
+	thr = clamp_t(u32, batch, 1, 256) - 1;
 	return thr | time << 8;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_feat_coalesce);

@@ -9,12 +9,25 @@
 
 #include <linux/types.h>
 
-/* High samples in a row before a queue is moderated. */
+/*
+ * High samples in a row before a queue is moderated; one if another queue
+ * of the controller is moderated (the load moved: the scheduler moved its
+ * submitter to another CPU).
+ */
 #define NVME_COAL_ENGAGE_PERIODS	2
 /* Periods after a release in which the queue is not moderated again. */
 #define NVME_COAL_WINDOW_PERIODS	20
 /* A new delay is applied only if it differs from the old one by a quarter. */
 #define NVME_COAL_RETUNE_SHIFT		2
+/*
+ * A storm: fewer than this many completions per handler run, with more
+ * than one command outstanding on average.  Moderated, each interrupt is
+ * to carry at least NVME_COAL_STORM_BATCH completions.
+ */
+#define NVME_COAL_STORM_PER_RUN		2
+#define NVME_COAL_STORM_BATCH		8
+/* Average depths are kept in 1/16 of a command. */
+#define NVME_COAL_QD_SHIFT		4
 
 /**
  * struct nvme_coal_params - the thresholds, read once per period
@@ -56,12 +69,19 @@ struct nvme_coal_sample {
 /**
  * struct nvme_coal_load - one period of one queue, or of a controller
  * @completions: completions, scaled to the nominal period
+ * @runs: interrupt handler runs, scaled to the nominal period
  * @avg_qd: average queue depth (for a controller: the sum over its queues)
+ * @avg_qd16: average queue depth in 1/16 of a command (queues only)
+ * @engaged: queues moderated as the period ended, before any decision
+ *	(controllers only)
  * @elapsed_ns: length of the period actually measured
  */
 struct nvme_coal_load {
 	u32 completions;
+	u32 runs;
 	u32 avg_qd;
+	u32 avg_qd16;
+	u32 engaged;
 	u64 elapsed_ns;
 };
 
@@ -70,7 +90,9 @@ struct nvme_coal_load {
  * @last: the previous sample
  * @have_last: @last is valid
  * @engaged: the queue is moderated
+ * @storm: it was moderated for an interrupt storm, not for its depth
  * @delay_us: the delay chosen while @engaged, 0 otherwise
+ * @batch: completions expected per interrupt at @delay_us, 0 if not @engaged
  * @high_runs: high samples in a row
  * @periods: valid samples decided on
  * @released_at: @periods at the last release
@@ -80,7 +102,9 @@ struct nvme_coal_policy {
 	struct nvme_coal_sample last;
 	bool have_last;
 	bool engaged;
+	bool storm;
 	u32 delay_us;
+	u32 batch;
 	u32 high_runs;
 	u64 periods;
 	u64 released_at;
@@ -96,7 +120,8 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 		      const struct nvme_coal_params *p,
 		      const struct nvme_coal_load *q,
 		      const struct nvme_coal_load *ctrl);
-u32 nvme_coal_feat_coalesce(u32 delay_us, u32 avg_qd);
+bool nvme_coal_storm(const struct nvme_coal_load *q);
+u32 nvme_coal_feat_coalesce(u32 delay_us, u32 batch);
 u32 nvme_coal_feat_vector(u16 vector, bool exempt);
 
 #endif /* _NVME_COALESCE_POLICY_H */

@@ -280,14 +280,293 @@ static void busy_controller_needed(struct kunit *test)
 
 static void feature_dwords(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(0, 32), 0U);
+	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(0, 16), 0U);
 	/* 250 us -> 3 x 100 us; threshold 16 entries, 0's based */
-	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(250, 32), 0x030fU);
+	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(250, 16), 0x030fU);
 	/* at least 100 us and one entry; at most 25.5 ms and 256 entries */
 	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(1, 1), 0x0100U);
 	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(100000, 4096), 0xffffU);
 	KUNIT_EXPECT_EQ(test, nvme_coal_feat_vector(5, true), 0x10005U);
 	KUNIT_EXPECT_EQ(test, nvme_coal_feat_vector(5, false), 0x5U);
+}
+
+/*
+ * Periods recorded in a guest (trace event nvme_pci:nvme_coalesce_sample,
+ * 50 ms, one drive, two I/O queues, nothing moderated), as { completions,
+ * handler runs, avg_qd16 } of queue 1 and queue 2.  The fio job moves
+ * between the two CPUs, so the load moves between the queues.
+ *
+ * rec_storm: randread QD32 on the lockdep test kernel, QEMU posting each
+ * bottom half's completions at once: the guest is interrupt-bound, its
+ * handler runs for about one completion at a time and the driver sees
+ * only 1.1 to 1.5 commands outstanding (the rest waits above it).
+ * rec_qd1: QD1 on the same kernel: exactly one outstanding.
+ * rec_deep: QD32 on the benchmark kernel, completions spaced 20 us apart
+ * (scripts/vm's default device): about 29 outstanding.
+ * rec_paced_qd1: QD1 on that device.
+ */
+struct rec_queue {
+	u32 completions, runs, avg_qd16;
+};
+
+static const struct rec_queue rec_storm[][2] = {
+	{ { 505, 402, 21 }, { 0, 0, 0 } },
+	{ { 0, 0, 0 }, { 605, 249, 38 } },
+	{ { 0, 0, 0 }, { 629, 421, 24 } },
+	{ { 0, 0, 0 }, { 591, 505, 19 } },
+	{ { 0, 0, 0 }, { 528, 435, 20 } },
+	{ { 0, 0, 0 }, { 602, 493, 19 } },
+	{ { 0, 0, 0 }, { 548, 506, 18 } },
+	{ { 77, 74, 16 }, { 455, 392, 20 } },
+	{ { 372, 248, 24 }, { 0, 0, 0 } },
+	{ { 274, 231, 19 }, { 220, 75, 47 } },
+	{ { 0, 0, 0 }, { 549, 373, 23 } },
+	{ { 0, 0, 0 }, { 509, 449, 18 } },
+	{ { 251, 237, 17 }, { 179, 173, 16 } },
+	{ { 0, 0, 0 }, { 374, 345, 18 } },
+	{ { 119, 107, 18 }, { 365, 183, 32 } },
+	{ { 553, 492, 18 }, { 0, 0, 0 } },
+	{ { 179, 156, 19 }, { 405, 139, 46 } },
+	{ { 0, 0, 0 }, { 543, 369, 24 } },
+	{ { 397, 373, 18 }, { 103, 96, 18 } },
+	{ { 0, 0, 0 }, { 470, 351, 22 } },
+	{ { 0, 0, 0 }, { 611, 538, 19 } },
+	{ { 0, 0, 0 }, { 635, 507, 21 } },
+	{ { 0, 0, 0 }, { 583, 447, 22 } },
+	{ { 0, 0, 0 }, { 645, 491, 23 } },
+};
+
+static const struct rec_queue rec_qd1[][2] = {
+	{ { 0, 0, 0 }, { 258, 258, 16 } },
+	{ { 265, 265, 16 }, { 52, 52, 15 } },
+	{ { 198, 198, 16 }, { 43, 43, 16 } },
+	{ { 307, 307, 16 }, { 0, 0, 0 } },
+	{ { 21, 21, 16 }, { 279, 279, 16 } },
+	{ { 0, 0, 0 }, { 272, 272, 16 } },
+	{ { 0, 0, 0 }, { 286, 286, 16 } },
+	{ { 0, 0, 0 }, { 277, 277, 16 } },
+	{ { 73, 73, 16 }, { 199, 199, 16 } },
+	{ { 0, 0, 0 }, { 259, 259, 16 } },
+	{ { 228, 228, 16 }, { 13, 13, 16 } },
+	{ { 0, 0, 0 }, { 271, 271, 16 } },
+	{ { 0, 0, 0 }, { 238, 238, 16 } },
+	{ { 0, 0, 0 }, { 190, 190, 16 } },
+	{ { 41, 41, 16 }, { 174, 174, 16 } },
+	{ { 68, 68, 16 }, { 150, 150, 16 } },
+	{ { 15, 15, 16 }, { 236, 236, 16 } },
+	{ { 0, 0, 0 }, { 255, 255, 16 } },
+	{ { 0, 0, 0 }, { 250, 250, 16 } },
+	{ { 17, 17, 16 }, { 220, 220, 16 } },
+	{ { 35, 35, 16 }, { 202, 202, 16 } },
+	{ { 0, 0, 0 }, { 272, 272, 16 } },
+	{ { 43, 43, 16 }, { 214, 214, 16 } },
+	{ { 151, 151, 16 }, { 110, 110, 16 } },
+};
+
+static const struct rec_queue rec_deep[][2] = {
+	{ { 632, 401, 469 }, { 56, 46, 293 } },
+	{ { 423, 296, 474 }, { 302, 255, 475 } },
+	{ { 0, 0, 0 }, { 694, 618, 489 } },
+	{ { 0, 0, 0 }, { 707, 610, 487 } },
+	{ { 141, 74, 424 }, { 553, 483, 484 } },
+	{ { 408, 244, 461 }, { 273, 182, 432 } },
+	{ { 688, 442, 463 }, { 28, 20, 256 } },
+	{ { 632, 412, 462 }, { 88, 74, 180 } },
+	{ { 675, 444, 485 }, { 0, 0, 0 } },
+	{ { 668, 525, 472 }, { 0, 0, 0 } },
+	{ { 589, 537, 487 }, { 0, 0, 0 } },
+	{ { 577, 520, 483 }, { 0, 0, 0 } },
+	{ { 28, 25, 278 }, { 547, 327, 479 } },
+	{ { 0, 0, 0 }, { 561, 339, 481 } },
+	{ { 0, 0, 0 }, { 581, 362, 486 } },
+	{ { 0, 0, 0 }, { 569, 353, 487 } },
+	{ { 0, 0, 0 }, { 566, 358, 480 } },
+	{ { 0, 0, 16 }, { 569, 356, 487 } },
+	{ { 0, 0, 0 }, { 558, 361, 488 } },
+	{ { 0, 0, 0 }, { 566, 338, 484 } },
+};
+
+static const struct rec_queue rec_paced_qd1[][2] = {
+	{ { 264, 264, 16 }, { 25, 25, 16 } },
+	{ { 321, 321, 16 }, { 0, 0, 0 } },
+	{ { 323, 323, 16 }, { 0, 0, 0 } },
+	{ { 334, 334, 16 }, { 0, 0, 0 } },
+	{ { 333, 333, 16 }, { 0, 0, 0 } },
+	{ { 144, 144, 16 }, { 173, 173, 16 } },
+	{ { 270, 270, 16 }, { 42, 42, 16 } },
+	{ { 289, 289, 16 }, { 0, 0, 0 } },
+	{ { 224, 224, 16 }, { 0, 0, 0 } },
+	{ { 179, 179, 16 }, { 55, 55, 16 } },
+	{ { 185, 185, 16 }, { 73, 73, 16 } },
+	{ { 254, 254, 16 }, { 0, 0, 0 } },
+	{ { 93, 93, 16 }, { 170, 170, 16 } },
+	{ { 97, 97, 16 }, { 149, 149, 16 } },
+	{ { 37, 37, 16 }, { 192, 192, 16 } },
+	{ { 46, 46, 16 }, { 216, 216, 16 } },
+	{ { 165, 165, 16 }, { 94, 94, 16 } },
+	{ { 201, 201, 16 }, { 59, 59, 16 } },
+	{ { 0, 0, 0 }, { 269, 269, 16 } },
+	{ { 170, 170, 16 }, { 78, 78, 16 } },
+};
+
+/* The thresholds scripts/vm's benchmark runs with under TCG. */
+static const struct nvme_coal_params tcg = {
+	.enabled = true,
+	.period_ms = PERIOD_MS,
+	.high_io_delta = 200,
+	.avg_qd_threshold = 8,
+	.total_inflight_io_threshold = 8,
+	.max_delay_us = 1000,
+};
+
+struct rec_result {
+	int busy;		/* periods in which a queue completed commands */
+	int moderated;		/* of those, with the queue moderated */
+	int storms;		/* engagements for a storm */
+	int engagements;
+	u32 max_delay_us;
+};
+
+/* Feed a recording through two queues of one controller, as the work does. */
+static struct rec_result replay(const struct rec_queue (*rec)[2], int n)
+{
+	struct nvme_coal_policy pol[2] = { };
+	struct rec_result r = { };
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		struct nvme_coal_load q[2] = { }, ctrl = { };
+
+		for (k = 0; k < 2; k++) {
+			q[k].completions = rec[i][k].completions;
+			q[k].runs = rec[i][k].runs;
+			q[k].avg_qd16 = rec[i][k].avg_qd16;
+			q[k].avg_qd = DIV_ROUND_CLOSEST(q[k].avg_qd16,
+							1 << NVME_COAL_QD_SHIFT);
+			q[k].engaged = pol[k].engaged;
+			q[k].elapsed_ns = PERIOD_MS * NSEC_PER_MSEC;
+			nvme_coal_add_load(&ctrl, &q[k]);
+		}
+		for (k = 0; k < 2; k++) {
+			bool was = pol[k].engaged;
+
+			nvme_coal_decide(&pol[k], &tcg, &q[k], &ctrl);
+			if (!was && pol[k].engaged) {
+				r.engagements++;
+				r.storms += pol[k].storm;
+			}
+			r.max_delay_us = max(r.max_delay_us, pol[k].delay_us);
+			if (q[k].completions) {
+				r.busy++;
+				r.moderated += pol[k].engaged;
+			}
+		}
+	}
+	return r;
+}
+
+static void recorded_storm_is_moderated(struct kunit *test)
+{
+	struct rec_result r = replay(rec_storm, ARRAY_SIZE(rec_storm));
+
+	/* depth 1.1-1.5: never deep, but a storm; moderated as it moves */
+	KUNIT_EXPECT_GT(test, r.storms, 0);
+	KUNIT_EXPECT_EQ(test, r.storms, r.engagements);
+	KUNIT_EXPECT_GE(test, r.moderated * 4, r.busy * 3);
+	/* about 600 completions per 50 ms: 8 of them take about 670 us */
+	KUNIT_EXPECT_GE(test, r.max_delay_us, 600U);
+	KUNIT_EXPECT_LE(test, r.max_delay_us, tcg.max_delay_us);
+}
+
+static void recorded_qd1_is_never_moderated(struct kunit *test)
+{
+	struct rec_result r = replay(rec_qd1, ARRAY_SIZE(rec_qd1));
+
+	/* one completion per run, and one command outstanding */
+	KUNIT_EXPECT_EQ(test, r.engagements, 0);
+	r = replay(rec_paced_qd1, ARRAY_SIZE(rec_paced_qd1));
+	KUNIT_EXPECT_EQ(test, r.engagements, 0);
+}
+
+static void recorded_deep_load_is_moderated(struct kunit *test)
+{
+	struct rec_result r = replay(rec_deep, ARRAY_SIZE(rec_deep));
+
+	/* deep, so not for a storm; and it follows the load across queues */
+	KUNIT_EXPECT_GT(test, r.engagements, 0);
+	KUNIT_EXPECT_EQ(test, r.storms, 0);
+	KUNIT_EXPECT_GE(test, r.moderated * 4, r.busy * 3);
+}
+
+static void storm_needs_depth_and_one_completion_per_run(struct kunit *test)
+{
+	struct nvme_coal_load q = { .completions = 600, .runs = 500,
+				    .avg_qd16 = 20 };
+
+	KUNIT_EXPECT_TRUE(test, nvme_coal_storm(&q));
+	/* QD1: exactly one outstanding */
+	q.avg_qd16 = 16;
+	KUNIT_EXPECT_FALSE(test, nvme_coal_storm(&q));
+	/* two completions per run: the device already batches */
+	q.avg_qd16 = 20;
+	q.runs = 300;
+	KUNIT_EXPECT_FALSE(test, nvme_coal_storm(&q));
+	q.runs = 0;
+	KUNIT_EXPECT_FALSE(test, nvme_coal_storm(&q));
+}
+
+static void storm_engagement_holds_and_ends_at_qd1(struct kunit *test)
+{
+	struct nvme_coal_load q = { .completions = 600, .runs = 500,
+				    .avg_qd = 1, .avg_qd16 = 20 };
+	struct nvme_coal_policy pol = { };
+	int i;
+
+	for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
+		nvme_coal_decide(&pol, &tcg, &q, &q);
+	KUNIT_ASSERT_TRUE(test, pol.engaged);
+	KUNIT_EXPECT_TRUE(test, pol.storm);
+	/* 8 completions at 600 per 50 ms */
+	KUNIT_EXPECT_EQ(test, pol.delay_us, 666U);
+	KUNIT_EXPECT_EQ(test, pol.batch, 7U);
+	/* moderated, the handler runs rarely: still held */
+	q.runs = 40;
+	q.avg_qd16 = 90;
+	for (i = 0; i < 10; i++)
+		nvme_coal_decide(&pol, &tcg, &q, &q);
+	KUNIT_EXPECT_TRUE(test, pol.engaged);
+	/* down to QD1: released */
+	q.runs = 600;
+	q.avg_qd16 = 16;
+	nvme_coal_decide(&pol, &tcg, &q, &q);
+	KUNIT_EXPECT_FALSE(test, pol.engaged);
+	KUNIT_EXPECT_FALSE(test, pol.storm);
+}
+
+static void load_moving_to_a_sibling_queue(struct kunit *test)
+{
+	struct nvme_coal_load busy = { .completions = 2000, .runs = 250,
+				       .avg_qd = 32, .avg_qd16 = 512 };
+	struct nvme_coal_load idle = { .completions = 3, .runs = 3,
+				       .avg_qd = 2, .avg_qd16 = 32 };
+	struct nvme_coal_load ctrl = busy;
+	struct nvme_coal_policy a = { }, b = { };
+	int i;
+
+	for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
+		nvme_coal_decide(&a, &defaults, &busy, &ctrl);
+	KUNIT_ASSERT_TRUE(test, a.engaged);
+	/* the load moves to b: a keeps a tail, b engages at once */
+	ctrl.engaged = 1;
+	nvme_coal_decide(&a, &defaults, &idle, &ctrl);
+	nvme_coal_decide(&b, &defaults, &busy, &ctrl);
+	KUNIT_EXPECT_FALSE(test, a.engaged);
+	KUNIT_EXPECT_TRUE(test, b.engaged);
+	/* a tail is idle: no hysteresis window for a, it follows at once */
+	nvme_coal_decide(&b, &defaults, &idle, &ctrl);
+	nvme_coal_decide(&a, &defaults, &busy, &ctrl);
+	KUNIT_EXPECT_TRUE(test, a.engaged);
+	KUNIT_EXPECT_FALSE(test, a.released);
 }
 
 static struct kunit_case nvme_coal_cases[] = {
@@ -301,6 +580,12 @@ static struct kunit_case nvme_coal_cases[] = {
 	KUNIT_CASE(absurd_samples_are_ignored),
 	KUNIT_CASE(busy_controller_needed),
 	KUNIT_CASE(feature_dwords),
+	KUNIT_CASE(recorded_storm_is_moderated),
+	KUNIT_CASE(recorded_qd1_is_never_moderated),
+	KUNIT_CASE(recorded_deep_load_is_moderated),
+	KUNIT_CASE(storm_needs_depth_and_one_completion_per_run),
+	KUNIT_CASE(storm_engagement_holds_and_ends_at_qd1),
+	KUNIT_CASE(load_moving_to_a_sibling_queue),
 	{}
 };
 

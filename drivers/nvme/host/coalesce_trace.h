@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tracepoint of the nvme-pci adaptive interrupt coalescing policy.
+ * Tracepoints of the nvme-pci adaptive interrupt coalescing policy.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM nvme_pci
@@ -47,6 +47,31 @@ TRACE_EVENT(nvme_coalesce_decision,
 		      __entry->completions, __entry->avg_qd,
 		      __entry->ctrl_completions, __entry->ctrl_qd,
 		      __entry->period_us)
+);
+
+/* One period of one queue, as the policy saw it. */
+TRACE_EVENT(nvme_coalesce_sample,
+	    TP_PROTO(int ctrl, u16 qid, const struct nvme_coal_load *q,
+		     bool engaged, u32 delay_us),
+	    TP_ARGS(ctrl, qid, q, engaged, delay_us),
+	    TP_STRUCT__entry(__field(int, ctrl)
+			     __field(u16, qid)
+			     __field(bool, engaged)
+			     __field(u32, delay_us)
+			     __field(u32, completions)
+			     __field(u32, runs)
+			     __field(u32, avg_qd16)),
+	    TP_fast_assign(__entry->ctrl = ctrl;
+			   __entry->qid = qid;
+			   __entry->engaged = engaged;
+			   __entry->delay_us = delay_us;
+			   __entry->completions = q->completions;
+			   __entry->runs = q->runs;
+			   __entry->avg_qd16 = q->avg_qd16;),
+	    TP_printk("nvme%d qid=%u completions=%u runs=%u avg_qd16=%u %s/%uus",
+		      __entry->ctrl, __entry->qid, __entry->completions,
+		      __entry->runs, __entry->avg_qd16,
+		      __entry->engaged ? "on" : "off", __entry->delay_us)
 );
 
 #endif /* _NVME_COALESCE_TRACE_H */
