@@ -28,6 +28,7 @@ QUICK = os.environ.get('QUICK', '') not in ('', '0')
 METRICS = [
     ('iops', 'IOPS', '{:.0f}', True),
     ('clat_p50_us', 'p50 us', '{:.0f}', False),
+    ('clat_p90_us', 'p90 us', '{:.0f}', False),
     ('clat_p99_us', 'p99 us', '{:.0f}', False),
     ('clat_p999_us', 'p99.9 us', '{:.0f}', False),
     ('clat_max_us', 'max us', '{:.0f}', False),
@@ -79,6 +80,8 @@ def parse_matrix(path):
         modes.append({
             'scenario': words[0], 'mode': words[1], 'quick': quick,
             'kernel': opts.pop('kernel', 'bench'),
+            'run': opts.pop('run', 'fio'),
+            'apst': {k[5:]: v for k, v in opts.items() if k.startswith('apst:')},
             'reps': int(opts.pop('reps', 3)),
             'boot': boot,
             'vm': {k[3:]: v for k, v in opts.items() if k.startswith('vm:')},
@@ -89,6 +92,11 @@ def parse_matrix(path):
 
 def cases_of(mode):
     """Expand comma lists of fio options into one case each."""
+    if mode['run'] == 'apst':
+        tols = mode['apst'].get('tolerances', '100000,25000').split(',')
+        return [{'case': 'apst', 'labels': [f'tol={t}' for t in tols],
+                 'trials': 3 if QUICK else int(mode['apst'].get('trials', 60)),
+                 'idle': mode['apst'].get('idle', '2.5'), 'tolerances': tols}]
     keys = [k for k, v in mode['fio'].items() if ',' in v]
     lists = [mode['fio'][k].split(',') for k in keys]
     cases = []
@@ -124,15 +132,22 @@ def boot(mode, rep, cases):
     for k, v in mode['vm'].items():
         vm += [f'--{k}', v]
     vm += ['--append', ' '.join(['kunit.enable=0'] + mode['boot'])]
-    guest = os.path.join(TOP, 'scripts', 'guest', 'bench-run')
-    vm += ['--', f'{guest} $RESULTS/jobs.json $RESULTS/results.jsonl']
+    if mode['run'] == 'apst':
+        c = cases[0]
+        guest = os.path.join(TOP, 'scripts', 'guest', 'apst-run')
+        vm += ['--', f"{guest} {c['trials']} {c['idle']} $RESULTS/results.jsonl "
+               + ' '.join(c['tolerances'])]
+    else:
+        guest = os.path.join(TOP, 'scripts', 'guest', 'bench-run')
+        vm += ['--', f'{guest} $RESULTS/jobs.json $RESULTS/results.jsonl']
     rc = subprocess.run(vm).returncode
     runs = []
     path = os.path.join(res, 'results.jsonl')
     if os.path.exists(path):
         for line in open(path):
             r = json.loads(line)
-            r.update(scenario=mode['scenario'], mode=mode['mode'], rep=rep)
+            r.update(scenario=mode['scenario'], mode=mode['mode'], rep=rep,
+                     qemu=mode['vm'].get('qemu', 'project'))
             runs.append(r)
     if rc != 0:
         print(f'bench: guest {name} exited {rc}; see {res}/console.log', file=sys.stderr)
@@ -155,6 +170,18 @@ def summarise(modes, runs):
                 if vals:
                     row[key] = {'median': statistics.median(vals),
                                 'min': min(vals), 'max': max(vals)}
+            trials = [t for r in ok for t in r.get('apst_trials', [])]
+            if trials:
+                # cold reads: percentiles over every trial of every run
+                lat = sorted(t['clat_us'] for t in trials)
+                for key, p in (('clat_p50_us', 50), ('clat_p90_us', 90),
+                               ('clat_p99_us', 99), ('clat_max_us', 100)):
+                    v = lat[min(len(lat) - 1, -(-len(lat) * p // 100) - 1)]
+                    row[key] = {'median': v, 'min': v, 'max': v}
+                row['apst_states'] = {}
+                for t in trials:
+                    k = str(t['ps'])
+                    row['apst_states'][k] = row['apst_states'].get(k, 0) + 1
             summary.append(row)
     return summary
 
@@ -197,6 +224,13 @@ def write_markdown(meta, summary, path, series=()):
         for key, title in (('iops', 'IOPS'), ('clat_p99_us', 'p99'),
                            ('handler_runs_per_io', 'handler runs')):
             lines.append(f'![{scen} {title}]({scen}-{key}.png)')
+        states = [r for r in rows if r.get('apst_states')]
+        for r in states:
+            lines.append(f"Power states the device was in before the read, "
+                         f"{r['case']}: " + ', '.join(
+                             f'ps{k}: {v}' for k, v in sorted(r['apst_states'].items())))
+        if states:
+            lines.append('')
         for png in series:
             if png.startswith(f'{scen}-'):
                 lines.append(f'![{png[:-4]}]({png})')
@@ -253,6 +287,41 @@ plot for [i=2:{len(modes) + 1}] "{dat}" using i:xtic(1) title columnheader(i)
     return made
 
 
+def plot_apst(runs, outdir):
+    """Latency of each cold read after idle, per tolerance, log scale."""
+    made = []
+    for scen in dict.fromkeys(r['scenario'] for r in runs if r.get('apst_trials')):
+        rows = [r for r in runs if r['scenario'] == scen and r.get('apst_trials')]
+        cases = list(dict.fromkeys(r['case'] for r in rows))
+        dat = os.path.join(outdir, f'{scen}-trials.dat')
+        with open(dat, 'w') as f:
+            for c in cases:
+                f.write(f'# {c}\n')
+                lat = sorted(t['clat_us'] / 1000 for r in rows if r['case'] == c
+                             for t in r['apst_trials'])
+                for i, v in enumerate(lat):
+                    f.write(f'{100 * (i + 1) / len(lat):.2f} {v}\n')
+                f.write('\n\n')
+        png = os.path.join(outdir, f'{scen}-trials.png')
+        plots = ', '.join(f'"{dat}" index {i} using 2:1 with steps lw 2 title "{c}"'
+                          for i, c in enumerate(cases))
+        script = f'''
+set terminal png size 900,420
+set output "{png}"
+set title "{scen}: cold 4 KiB O_DIRECT read after idle (cumulative)"
+set xlabel "latency, ms (log)"
+set ylabel "% of reads"
+set logscale x
+set yrange [0:100]
+set key outside right top
+set grid
+plot {plots}
+'''
+        gnuplot(script, png)
+        made.append(png)
+    return made
+
+
 def plot_series(runs, outdir):
     """Adaptive delay per queue over the phases of the first repetition."""
     made = []
@@ -294,7 +363,7 @@ plot {plots}
 
 def render(meta, summary, runs):
     """results.md and every plot in OUT; returns the plots' paths."""
-    series = plot_series(runs, OUT)
+    series = plot_series(runs, OUT) + plot_apst(runs, OUT)
     write_markdown(meta, summary, os.path.join(OUT, 'results.md'),
                    [os.path.basename(p) for p in series])
     return plot(summary, OUT) + series
@@ -335,9 +404,17 @@ def main():
         if stale.endswith(('.png', '.dat')):
             os.remove(os.path.join(OUT, stale))
 
-    plan = [(rep, m) for rep in range(1, reps + 1) for m in modes]
+    # a run=apst mode holds its own repetitions (trials): once
+    plan = [(rep, m) for rep in range(1, reps + 1) for m in modes
+            if rep == 1 or m['run'] != 'apst']
     per_case = 2 if QUICK else int(modes[0]['fio'].get('runtime', 8)) + 1
-    est = {id(m): 6 + len(cases_of(m)) * (per_case + 2) for m in modes}
+
+    def estimate(m):
+        c = cases_of(m)
+        if m['run'] == 'apst':
+            return 6 + c[0]['trials'] * len(c[0]['labels']) * (float(c[0]['idle']) + 0.5)
+        return 6 + len(c) * (per_case + 2)
+    est = {id(m): estimate(m) for m in modes}
     remaining = sum(est[id(m)] for _, m in plan)
     runs = []
     t0 = time.time()

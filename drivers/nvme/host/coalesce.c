@@ -211,14 +211,19 @@ static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
 static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 {
 	struct nvme_coal_queue *q;
-	u32 delay = 0, batch = U32_MAX;
+	u32 delay = 0, batch = 0;
 
 	if (cc->feat == NVME_COAL_FEAT_REFUSED)
 		return 0;
+	/*
+	 * One value for the controller: the longest delay bounds every
+	 * moderated queue's wait, and the largest batch lets the busiest one
+	 * save what it can; a slower one waits for the time instead.
+	 */
 	list_for_each_entry(q, &cc->queues, node) {
 		if (q->active && q->pol.engaged) {
 			delay = max(delay, q->pol.delay_us);
-			batch = min(batch, q->pol.batch);
+			batch = max(batch, q->pol.batch);
 		}
 	}
 	return delay ? nvme_coal_feat_coalesce(delay, batch) : 0;
