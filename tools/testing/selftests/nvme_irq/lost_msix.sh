@@ -48,9 +48,12 @@ poll_ms=$(cat "$PARAM")
 ktap_print_msg "queue 1 of $CTRL: irq $irq, MSI-X vector $vec, CPU $cpu; poll interval $poll_ms ms"
 
 lose() {	# lose PPM: that fraction of queue 1's messages, 0 for none
+	local mask=$((1 << vec))
+
+	[ "$1" = 0 ] && mask=0
 	"$NVME_IRQ_QMP" set "$dev" x-lost-msix-ppm "$1" &&
 	"$NVME_IRQ_QMP" set "$dev" x-lost-msix-seed 1 &&
-	"$NVME_IRQ_QMP" set "$dev" x-lost-msix-vectors "$([ "$1" = 0 ] && echo 0 || echo $((1 << vec)))"
+	"$NVME_IRQ_QMP" set "$dev" x-lost-msix-vectors "$mask"
 }
 cleanup() {
 	lose 0 > /dev/null 2>&1
@@ -101,14 +104,16 @@ for ppm in 10000 500000 1000000; do
 	lose 0
 	read -r worst ios errs <<< "$res"
 	d=$(($(dropped) - d0)) r=$(($(recoveries) - r0)) t=$(($(timeouts) - t0))
-	ktap_print_msg "$pct %: $ios I/Os, $d messages dropped, $r stalls recovered, worst I/O ${worst:-?} ms, $t timeouts"
+	ktap_print_msg "$pct %: $ios I/Os, $d messages dropped, $r stalls recovered," \
+		"worst I/O ${worst:-?} ms, $t timeouts"
 	ktap_test_result "$pct % of queue 1's messages lost: fio verify clean" [ $ok -eq 0 ]
 	ktap_test_result "$pct %: the device dropped messages" [ "$d" -gt 0 ]
 	ktap_test_result "$pct %: every stall recovered by the poller" [ "$r" -ge "$d" ]
 	ktap_test_result "$pct %: nothing timed out" [ "$t" -eq 0 ]
 	within() {
-		[ -n "$worst" ] &&
-			awk -v w="$worst" -v b=$((2 * poll_ms + SLACK_MS)) 'BEGIN { exit !(w <= b) }'
+		local bound=$((2 * poll_ms + SLACK_MS))
+
+		[ -n "$worst" ] && awk -v w="$worst" -v b=$bound 'BEGIN { exit !(w <= b) }'
 	}
 	ktap_test_result "$pct %: worst I/O within two poll intervals + $SLACK_MS ms" within
 done
