@@ -418,16 +418,16 @@ def main():
     remaining = sum(est[id(m)] for _, m in plan)
     runs = []
     t0 = time.time()
+    done_est = 0
     for k, (rep, m) in enumerate(plan, 1):
+        # the estimate, corrected by how the boots so far compared with it
+        scale = (time.time() - t0) / done_est if done_est else 1
         print(f"[{k}/{len(plan)}] {m['scenario']}/{m['mode']} rep {rep}: "
-              f"{time.time() - t0:.0f}s elapsed, ~{remaining:.0f}s to go", flush=True)
-        start = time.time()
+              f"{time.time() - t0:.0f}s elapsed, ~{remaining * scale:.0f}s to go",
+              flush=True)
         runs += boot(m, rep, cases_of(m))
-        took = time.time() - start
-        remaining = max(0, remaining - est[id(m)])
-        # correct the estimate by how long this boot really took
-        scale = took / est[id(m)]
-        remaining *= scale if 0.3 < scale < 3 else 1
+        done_est += est[id(m)]
+        remaining -= est[id(m)]
 
     meta = {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
             'quick': QUICK, 'reps': reps, 'matrix': os.path.relpath(matrix, TOP),

@@ -257,7 +257,7 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cm
 		}
 	}
 	/* the first moderated queue is the probe of Feature 08h */
-	if (dw11 != cc->feat_dw11)
+	if (!nvme_coal_feat_close(cc->feat_dw11, dw11))
 		cmds[n++] = (struct nvme_coal_cmd) {
 			.fid = NVME_FEAT_IRQ_COALESCE, .dw11 = dw11,
 		};
@@ -337,10 +337,11 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 		if (!q->active)
 			continue;
 		if (q->valid) {
-			nvme_coal_decide_queue(cc, q, &p, &total);
+			/* the period as the policy sees it, before it decides */
 			trace_nvme_coalesce_sample(cc->ctrl->instance, q->qid,
 						   &q->load, q->pol.engaged,
 						   q->pol.delay_us);
+			nvme_coal_decide_queue(cc, q, &p, &total);
 		}
 		/* switched off: keep going only until every queue is released */
 		busy |= q->pol.engaged ||
@@ -534,7 +535,9 @@ void nvme_coal_stop(struct nvme_coal_queue *q)
 	mutex_lock(&cc->lock);
 	q->active = false;
 	q->pol.engaged = false;
+	q->pol.storm = false;
 	q->pol.delay_us = 0;
+	q->pol.batch = 0;
 	mutex_unlock(&cc->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_stop);

@@ -164,6 +164,17 @@ static void engage_queue0(struct kunit *test, struct fake_ctrl *f)
 	KUNIT_ASSERT_NE(test, f->q[0].pol.delay_us, 0);
 }
 
+/* What the policy is to choose for a deep queue, computed here anew. */
+static void expected_delay(struct fake_ctrl *f, u32 depth, u32 rate,
+			   u32 *delay_us, u32 *batch)
+{
+	u32 period_us = f->p.period_ms * 1000;
+
+	*delay_us = clamp_t(u64, (u64)depth * period_us / 2 / rate, 1,
+			    f->p.max_delay_us);
+	*batch = clamp_t(u64, (u64)rate * *delay_us / period_us, 1, 256);
+}
+
 static void expect_cmd(struct kunit *test, struct fake_ctrl *f, int i,
 		       unsigned int fid, u32 dw11)
 {
@@ -175,7 +186,7 @@ static void expect_cmd(struct kunit *test, struct fake_ctrl *f, int i,
 static void device_accepted_coalesces_and_exempts(struct kunit *test)
 {
 	struct fake_ctrl *f = fake_ctrl(test, 2);
-	u32 dw11;
+	u32 dw11, delay, batch;
 
 	busy_periods(f, NVME_COAL_ENGAGE_PERIODS);
 	KUNIT_EXPECT_EQ(test, f->nsent, 0);	/* nothing while unmoderated */
@@ -183,7 +194,10 @@ static void device_accepted_coalesces_and_exempts(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, f->q[0].pol.engaged);
 
 	/* the first moderated queue is the probe: 08h with its delay and batch */
-	dw11 = nvme_coal_feat_coalesce(f->q[0].pol.delay_us, f->q[0].pol.batch);
+	expected_delay(f, f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1,
+		       2 * f->p.high_io_delta, &delay, &batch);
+	KUNIT_EXPECT_EQ(test, f->q[0].pol.delay_us, delay);
+	dw11 = nvme_coal_feat_coalesce(delay, batch);
 	KUNIT_EXPECT_NE(test, dw11, 0);
 	KUNIT_EXPECT_EQ(test, f->nsent, 1);
 	expect_cmd(test, f, 0, NVME_FEAT_IRQ_COALESCE, dw11);
@@ -309,6 +323,53 @@ static void stopped_queue_is_left_alone(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, f->sent[i].dw11 & 0xffff, 2);
 }
 
+/*
+ * Two queues moderated with different delays and batches: Feature 08h is
+ * one value, the longest delay and the largest batch of the two.
+ */
+static void two_moderated_queues_share_one_08h(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	u32 depth[NR_QUEUES] = { }, rate[NR_QUEUES] = { };
+	u32 d0, b0, d1, b1, want;
+	int i;
+
+	depth[0] = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
+	depth[1] = 2 * depth[0];
+	rate[0] = 4 * f->p.high_io_delta;
+	rate[1] = f->p.high_io_delta;
+	for (i = 0; i < 1 + NVME_COAL_ENGAGE_PERIODS; i++)
+		run_period(f, depth, rate);
+	KUNIT_ASSERT_TRUE(test, f->q[0].pol.engaged);
+	KUNIT_ASSERT_TRUE(test, f->q[1].pol.engaged);
+	expected_delay(f, depth[0], rate[0], &d0, &b0);
+	expected_delay(f, depth[1], rate[1], &d1, &b1);
+	want = nvme_coal_feat_coalesce(max(d0, d1), max(b0, b1));
+	KUNIT_ASSERT_GT(test, f->nsent, 0);
+	KUNIT_EXPECT_EQ(test, f->sent[f->nsent - 1].fid, NVME_FEAT_IRQ_COALESCE);
+	KUNIT_EXPECT_EQ(test, f->sent[f->nsent - 1].dw11, want);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, want);
+}
+
+/*
+ * The load moves from queue 0, moderated, to queue 1 (the scheduler moved
+ * the submitter): queue 1 is moderated after one period, not two, and
+ * queue 0 released without a hysteresis window.
+ */
+static void moved_load_is_moderated_at_once(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	u32 depth[NR_QUEUES] = { }, rate[NR_QUEUES] = { };
+
+	engage_queue0(test, f);
+	depth[1] = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
+	rate[1] = 2 * f->p.high_io_delta;
+	run_period(f, depth, rate);
+	KUNIT_EXPECT_TRUE(test, f->q[1].pol.engaged);
+	KUNIT_EXPECT_FALSE(test, f->q[0].pol.engaged);
+	KUNIT_EXPECT_FALSE(test, f->q[0].pol.released);
+}
+
 static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(device_accepted_coalesces_and_exempts),
 	KUNIT_CASE(device_refused_once_genirq_after),
@@ -316,6 +377,8 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(no_answer_is_asked_again),
 	KUNIT_CASE(at_most_four_commands_per_period),
 	KUNIT_CASE(stopped_queue_is_left_alone),
+	KUNIT_CASE(two_moderated_queues_share_one_08h),
+	KUNIT_CASE(moved_load_is_moderated_at_once),
 	{}
 };
 

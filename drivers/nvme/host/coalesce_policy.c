@@ -12,22 +12,24 @@
  * window.  A queue released because it went idle does not wait: its load
  * stopped or moved to another queue (the scheduler moved the submitter to
  * another CPU), and comes back as new load.  Idle is no completions, or
- * less than an eighth of the controller's or of the rate threshold; a
- * queue moderated for a storm that is down to QD1 does not wait either.
- * Between "high" and "low" lies a band (half the controller thresholds) in
- * which the state is kept.
+ * less than an eighth of the queue's own completions in the period it was
+ * moderated; a queue moderated for a storm that is down to QD1 does not
+ * wait either.  Between "high" and "low" lies a band (half the controller
+ * thresholds) in which the state is kept.
  *
  * A queue is high when it is deeper than avg_qd_threshold on a controller
  * with total_inflight_io_threshold commands outstanding, or when it storms:
  * its handler runs for fewer than NVME_COAL_STORM_PER_RUN completions at a
- * time while more than one command is outstanding on average.  The storm
- * is the interrupt-bound case: completions arrive one by one faster than
- * the CPU handles them, the submitter falls behind and the depth the
+ * time while more than 1.125 commands are outstanding on average.  The
+ * storm is the interrupt-bound case: completions arrive one by one faster
+ * than the CPU handles them, the submitter falls behind and the depth the
  * driver sees stays low although the application keeps many commands in
  * flight.  A queue moderated for a storm stays so while its controller is
- * busy and it is deeper than QD1; once moderated its handler runs become
- * rarer by design, so they cannot tell when the storm ends.  At QD1 the
- * depth is exactly one: such a queue is never moderated.
+ * busy and it is deeper than QD1 (once moderated its handler runs become
+ * rarer by design, so they cannot tell when the storm ends), provided its
+ * first moderated period kept its rate: a queue that really holds only a
+ * few commands cannot fill a batch, slows down, and is released.  At QD1
+ * the depth is exactly one: such a queue is never moderated.
  *
  * The delay is half the mean time a command spends in the queue (Little's
  * law: average depth / completion rate), so each interrupt reaps about
@@ -98,8 +100,8 @@ bool nvme_coal_measure(struct nvme_coal_policy *pol,
 	load->runs = min_t(u64, div64_u64((u64)runs * period_ns, elapsed),
 			   U32_MAX);
 	load->avg_qd = runs ? DIV_ROUND_CLOSEST(qd_sum, runs) : s->inflight;
-	load->avg_qd16 = runs ? div_u64((u64)qd_sum << NVME_COAL_QD_SHIFT, runs) :
-				s->inflight << NVME_COAL_QD_SHIFT;
+	load->avg_qd16 = runs ? div_u64((u64)qd_sum << NVME_COAL_QD_SHIFT, runs)
+			      : s->inflight << NVME_COAL_QD_SHIFT;
 	load->elapsed_ns = elapsed;
 	return true;
 }
@@ -118,7 +120,6 @@ void nvme_coal_add_load(struct nvme_coal_load *total,
 {
 	total->completions = min_t(u64, (u64)total->completions +
 				   load->completions, U32_MAX);
-	total->runs = min_t(u64, (u64)total->runs + load->runs, U32_MAX);
 	total->engaged += load->engaged;
 	total->avg_qd = min_t(u64, (u64)total->avg_qd + load->avg_qd, U32_MAX);
 	total->elapsed_ns = max(total->elapsed_ns, load->elapsed_ns);
@@ -130,8 +131,10 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_add_load);
  * @q: the queue's load in one period
  *
  * Its handler ran for fewer than NVME_COAL_STORM_PER_RUN completions at a
- * time, and more than one command was outstanding on average: a queue
- * with a single submitter at QD1 has exactly one at every run.
+ * time, and more than NVME_COAL_STORM_QD16 sixteenths of a command were
+ * outstanding on average: a queue with a single submitter at QD1 has
+ * exactly one at every run, and one with an odd second command now and
+ * then stays under the margin.
  *
  * Context: any.
  *
@@ -141,40 +144,85 @@ bool nvme_coal_storm(const struct nvme_coal_load *q)
 {
 	return q->runs && q->completions &&
 	       q->completions < (u64)q->runs * NVME_COAL_STORM_PER_RUN &&
-	       q->avg_qd16 > 1 << NVME_COAL_QD_SHIFT;
+	       q->avg_qd16 > NVME_COAL_STORM_QD16;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_storm);
 
-/* Context: any.  @q->completions is not zero. */
-static void nvme_coal_set_delay(struct nvme_coal_policy *pol,
-				const struct nvme_coal_params *p,
-				const struct nvme_coal_load *q)
+/*
+ * The delay for the queue's load, and the completions expected within it
+ * (the Aggregation Threshold of device coalescing).  Context: any;
+ * @q->completions is not zero.
+ */
+static void nvme_coal_delay(const struct nvme_coal_params *p,
+			    const struct nvme_coal_load *q, bool storm,
+			    u32 *delay_us, u32 *batch)
 {
 	u64 period_us = (u64)p->period_ms * USEC_PER_MSEC;
 	/* half of avg_qd / (completions / period), in microseconds */
 	u64 us = div64_u64((u64)q->avg_qd * period_us / 2, q->completions);
 
-	if (pol->storm)
-		us = max(us, div64_u64(NVME_COAL_STORM_BATCH * period_us,
-				       q->completions));
-	pol->delay_us = clamp_t(u64, us, 1, max(p->max_delay_us, 1U));
-	/* completions arriving within the delay, for device coalescing */
-	pol->batch = clamp_t(u64, div64_u64((u64)q->completions * pol->delay_us,
-					    period_us), 1, 256);
+	if (storm)
+		us = max(us, div64_u64(NVME_COAL_STORM_BATCH * period_us +
+				       q->completions - 1, q->completions));
+	*delay_us = clamp_t(u64, us, 1, max(p->max_delay_us, 1U));
+	*batch = clamp_t(u64, div64_u64((u64)q->completions * *delay_us,
+					period_us), 1, 256);
 }
 
-static void nvme_coal_release(struct nvme_coal_policy *pol, bool idle)
+static bool nvme_coal_retune(u32 *cur, u32 want)
 {
-	/* an idle queue's load went away (or to another queue): no flapping */
-	if (pol->engaged && !idle) {
+	if (abs_diff(want, *cur) <= *cur >> NVME_COAL_RETUNE_SHIFT)
+		return false;
+	*cur = want;
+	return true;
+}
+
+static void nvme_coal_release(struct nvme_coal_policy *pol, bool window)
+{
+	if (window) {
 		pol->released = true;
 		pol->released_at = pol->periods;
 	}
 	pol->engaged = false;
 	pol->storm = false;
+	pol->checked = false;
 	pol->delay_us = 0;
 	pol->batch = 0;
 	pol->high_runs = 0;
+}
+
+/*
+ * Whether a moderated queue is to be released, and whether without the
+ * hysteresis window (@idle: its load stopped or moved, or a storm ended
+ * at QD1).  Context: any.
+ */
+static bool nvme_coal_low(struct nvme_coal_policy *pol,
+			  const struct nvme_coal_params *p,
+			  const struct nvme_coal_load *q,
+			  const struct nvme_coal_load *ctrl, bool *idle)
+{
+	u32 ref = pol->ref_completions;
+
+	*idle = !q->completions ||
+		(u64)q->completions << NVME_COAL_IDLE_SHIFT < ref;
+	if (*idle || !p->enabled || ctrl->completions < p->high_io_delta / 2)
+		return true;
+	if (!pol->storm)
+		return q->avg_qd <= p->avg_qd_threshold ||
+		       ctrl->avg_qd < p->total_inflight_io_threshold / 2;
+	if (q->avg_qd16 <= NVME_COAL_QD1) {
+		*idle = true;
+		return true;
+	}
+	/*
+	 * A storm moderation pays only if the queue's rate held: a queue
+	 * that cannot fill a batch waits out every delay and slows down.
+	 */
+	if (!pol->checked) {
+		pol->checked = true;
+		return q->completions < ref - (ref >> NVME_COAL_LOSS_SHIFT);
+	}
+	return false;
 }
 
 /**
@@ -183,6 +231,12 @@ static void nvme_coal_release(struct nvme_coal_policy *pol, bool idle)
  * @p: the thresholds now in force
  * @q: the queue's load in the period that ended
  * @ctrl: its controller's load, the sum over the queues with a usable sample
+ *
+ * A queue on a busy controller that is deep or storms is moderated after
+ * NVME_COAL_ENGAGE_PERIODS high periods, one if another queue of the
+ * controller is moderated; a moderated one is released by its first low
+ * period (nvme_coal_low()), and after a release that was not idle it is
+ * not moderated again for NVME_COAL_WINDOW_PERIODS.
  *
  * Context: any.
  *
@@ -195,52 +249,37 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 {
 	bool was = pol->engaged;
 	u32 old = pol->delay_us;
-	bool deep, storm, busy, high, low, idle;
-	struct nvme_coal_policy next;
-	u32 engage;
+	bool deep, storm, high, idle;
+	u32 delay, batch, engage;
 
 	pol->periods++;
-	busy = p->enabled && q->completions &&
-	       ctrl->completions >= p->high_io_delta;
+	if (pol->engaged) {
+		if (nvme_coal_low(pol, p, q, ctrl, &idle)) {
+			nvme_coal_release(pol, !idle && p->enabled);
+		} else {
+			nvme_coal_delay(p, q, pol->storm, &delay, &batch);
+			nvme_coal_retune(&pol->delay_us, delay);
+			nvme_coal_retune(&pol->batch, batch);
+		}
+		return was != pol->engaged || old != pol->delay_us;
+	}
+
 	deep = q->avg_qd > p->avg_qd_threshold &&
 	       ctrl->avg_qd >= p->total_inflight_io_threshold;
 	storm = nvme_coal_storm(q);
-	high = busy && (deep || storm);
-	/* a moderated queue is released by the first low period */
-	low = !p->enabled || !q->completions ||
-	      ctrl->completions < p->high_io_delta / 2;
-	if (pol->storm)
-		low |= q->avg_qd16 <= 1 << NVME_COAL_QD_SHIFT;
-	else
-		low |= q->avg_qd <= p->avg_qd_threshold ||
-		       ctrl->avg_qd < p->total_inflight_io_threshold / 2;
-	/* no hysteresis window after these: the load stopped, moved, or is QD1 */
-	idle = !q->completions ||
-	       (u64)q->completions * 8 < ctrl->completions ||
-	       (u64)q->completions * 8 < p->high_io_delta ||
-	       (pol->storm && q->avg_qd16 <= 1 << NVME_COAL_QD_SHIFT);
-
-	if (pol->engaged && low) {
-		nvme_coal_release(pol, p->enabled && idle);
-	} else if (pol->engaged) {
-		next = *pol;
-		nvme_coal_set_delay(&next, p, q);
-		if (abs_diff(next.delay_us, pol->delay_us) >
-		    pol->delay_us >> NVME_COAL_RETUNE_SHIFT) {
-			pol->delay_us = next.delay_us;
-			pol->batch = next.batch;
-		}
-	} else {
-		engage = ctrl->engaged ? 1 : NVME_COAL_ENGAGE_PERIODS;
-		pol->high_runs = high ? pol->high_runs + 1 : 0;
-		if (pol->high_runs >= engage &&
-		    (!pol->released ||
-		     pol->periods - pol->released_at >= NVME_COAL_WINDOW_PERIODS)) {
-			pol->engaged = true;
-			pol->storm = !deep;
-			nvme_coal_set_delay(pol, p, q);
-			pol->high_runs = 0;
-		}
+	high = p->enabled && q->completions &&
+	       ctrl->completions >= p->high_io_delta && (deep || storm);
+	engage = ctrl->engaged ? 1 : NVME_COAL_ENGAGE_PERIODS;
+	pol->high_runs = high ? pol->high_runs + 1 : 0;
+	if (pol->high_runs >= engage &&
+	    (!pol->released ||
+	     pol->periods - pol->released_at >= NVME_COAL_WINDOW_PERIODS)) {
+		pol->engaged = true;
+		pol->storm = !deep;
+		pol->checked = false;
+		pol->ref_completions = q->completions;
+		nvme_coal_delay(p, q, pol->storm, &pol->delay_us, &pol->batch);
+		pol->high_runs = 0;
 	}
 	return was != pol->engaged || old != pol->delay_us;
 }
@@ -270,6 +309,32 @@ u32 nvme_coal_feat_coalesce(u32 delay_us, u32 batch)
 	return thr | time << 8;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_feat_coalesce);
+
+/**
+ * nvme_coal_feat_close() - whether Feature 08h need not change
+ * @cur: the value the controller has
+ * @want: the value wanted now
+ *
+ * Off and on always differ; otherwise a threshold within a quarter of the
+ * current one or two entries, and a time within a quarter or 100 us, is
+ * kept, so that the load's noise from one period to the next does not cost
+ * a Set Features command each period.
+ *
+ * Context: any.
+ *
+ * Return: true if @cur can stay.
+ */
+bool nvme_coal_feat_close(u32 cur, u32 want)
+{
+	u32 thr0 = (cur & 0xff) + 1, thr1 = (want & 0xff) + 1;
+	u32 time0 = (cur >> 8) & 0xff, time1 = (want >> 8) & 0xff;
+
+	if (!cur || !want)
+		return cur == want;
+	return abs_diff(thr0, thr1) <= max(thr0 >> NVME_COAL_RETUNE_SHIFT, 2U) &&
+	       abs_diff(time0, time1) <= max(time0 >> NVME_COAL_RETUNE_SHIFT, 1U);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_feat_close);
 
 /**
  * nvme_coal_feat_vector() - CDW11 of Set Features Interrupt Vector Configuration

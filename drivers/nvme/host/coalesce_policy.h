@@ -7,6 +7,7 @@
 #ifndef _NVME_COALESCE_POLICY_H
 #define _NVME_COALESCE_POLICY_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 
 /*
@@ -19,15 +20,22 @@
 #define NVME_COAL_WINDOW_PERIODS	20
 /* A new delay is applied only if it differs from the old one by a quarter. */
 #define NVME_COAL_RETUNE_SHIFT		2
+/* Average depths are kept in 1/16 of a command: QD1 reads 16. */
+#define NVME_COAL_QD_SHIFT		4
+#define NVME_COAL_QD1			BIT(NVME_COAL_QD_SHIFT)
 /*
- * A storm: fewer than this many completions per handler run, with more
- * than one command outstanding on average.  Moderated, each interrupt is
- * to carry at least NVME_COAL_STORM_BATCH completions.
+ * A storm: fewer than NVME_COAL_STORM_PER_RUN completions per handler run,
+ * with more than NVME_COAL_STORM_QD16 (1.125 commands) outstanding on
+ * average.  Moderated, a storming queue waits for NVME_COAL_STORM_BATCH
+ * completions' time (unless coalescing_max_delay_us is shorter).
  */
 #define NVME_COAL_STORM_PER_RUN		2
+#define NVME_COAL_STORM_QD16		(NVME_COAL_QD1 + NVME_COAL_QD1 / 8)
 #define NVME_COAL_STORM_BATCH		8
-/* Average depths are kept in 1/16 of a command. */
-#define NVME_COAL_QD_SHIFT		4
+/* Idle: under an eighth of the completions of the period that engaged. */
+#define NVME_COAL_IDLE_SHIFT		3
+/* A storm moderation that lost more than an eighth of the rate is undone. */
+#define NVME_COAL_LOSS_SHIFT		3
 
 /**
  * struct nvme_coal_params - the thresholds, read once per period
@@ -72,8 +80,8 @@ struct nvme_coal_sample {
  * @runs: interrupt handler runs, scaled to the nominal period
  * @avg_qd: average queue depth (for a controller: the sum over its queues)
  * @avg_qd16: average queue depth in 1/16 of a command (queues only)
- * @engaged: queues moderated as the period ended, before any decision
- *	(controllers only)
+ * @engaged: moderated as the period ended, before any decision: 1 or 0
+ *	for a queue, the number of such queues for a controller
  * @elapsed_ns: length of the period actually measured
  */
 struct nvme_coal_load {
@@ -91,6 +99,8 @@ struct nvme_coal_load {
  * @have_last: @last is valid
  * @engaged: the queue is moderated
  * @storm: it was moderated for an interrupt storm, not for its depth
+ * @checked: a storm moderation's first period was compared with @ref_completions
+ * @ref_completions: completions in the period that moderated the queue
  * @delay_us: the delay chosen while @engaged, 0 otherwise
  * @batch: completions expected per interrupt at @delay_us, 0 if not @engaged
  * @high_runs: high samples in a row
@@ -103,6 +113,8 @@ struct nvme_coal_policy {
 	bool have_last;
 	bool engaged;
 	bool storm;
+	bool checked;
+	u32 ref_completions;
 	u32 delay_us;
 	u32 batch;
 	u32 high_runs;
@@ -122,6 +134,7 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 		      const struct nvme_coal_load *ctrl);
 bool nvme_coal_storm(const struct nvme_coal_load *q);
 u32 nvme_coal_feat_coalesce(u32 delay_us, u32 batch);
+bool nvme_coal_feat_close(u32 cur, u32 want);
 u32 nvme_coal_feat_vector(u16 vector, bool exempt);
 
 #endif /* _NVME_COALESCE_POLICY_H */

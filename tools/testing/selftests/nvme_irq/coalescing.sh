@@ -126,19 +126,21 @@ fi
 
 ktap_set_plan 31
 
-# the value nvme get-feature prints last, as a number
+# the value nvme get-feature prints last, as a number; -1 if none
 feat() {
 	local v
 
 	v=$(nvme get-feature "/dev/$1" "${@:2}" 2> /dev/null |
 		grep -oE 'value:(0x)?[0-9a-fA-F]+' | tail -n 1)
 	v=${v#value:}
+	[ -n "$v" ] || { echo -1; return 1; }
 	echo $((16#${v#0x}))
 }
 # every controller reports Feature 08h changeable (supported capabilities)
 device_coalesces=true
 for c in $(nvme_ctrls); do
-	[ $(($(feat "$c" -f 8 -s 3) & 4)) -ne 0 ] || device_coalesces=false
+	cap=$(feat "$c" -f 8 -s 3)
+	[ "$cap" -ge 0 ] && [ $((cap & 4)) -ne 0 ] || device_coalesces=false
 done
 ktap_print_msg "the controllers let Feature 08h be changed: $device_coalesces"
 # "QID VECTOR" of every I/O queue of controller $1
@@ -156,19 +158,21 @@ device_agrees() {
 	local c=$1 before after dw11 q v cd want
 
 	before=$(grep -E '^(feature_08h_dw11|q[0-9]+\.exempt):' "$DBG/$c/coalescing")
-	dw11=$(feat "$c" -f 8)
+	dw11=$(feat "$c" -f 8) || return 1
 	want=$(awk '$1 == "feature_08h_dw11:" { print $2 }' <<< "$before")
 	cds=""
 	while read -r q v; do
-		cd=$((($(feat "$c" -f 9 --cdw11="$v") >> 16) & 1))
+		cd=$(feat "$c" -f 9 --cdw11="$v") || return 1
+		cd=$(((cd >> 16) & 1))
 		cds+=" q$q:$cd"
 		[ "$cd" = "$(awk -v k="q$q.exempt:" '$1 == k { print $2 }' <<< "$before")" ] ||
 			want=mismatch
 	done <<< "$(queue_vectors "$c")"
 	after=$(grep -E '^(feature_08h_dw11|q[0-9]+\.exempt):' "$DBG/$c/coalescing")
 	[ "$before" = "$after" ] || return 2	# changed meanwhile: ask again
-	echo "$c: 08h $(printf '%#x' "$dw11") (driver $want), CD$cds"
-	[ "$want" != mismatch ] && [ $((want)) -eq "$dw11" ]
+	echo "$c: 08h $(printf '0x%x' "$dw11") (driver $want), CD$cds"
+	[ "$want" != mismatch ] && [ $((want)) -eq "$dw11" ] || return 1
+	[ "$dw11" -ne 0 ] || return 3	# agreed, coalescing off
 }
 
 # 1-18: every knob rejects bad values, keeping its value
@@ -222,41 +226,17 @@ ktap_test_result "QD1: no queue moderated (state file and tracepoint)" \
 
 # 21: adaptive off: the reference
 echo 1 > "$DBG/disable_adaptive_interrupt_coalescing"
+# each job on a CPU of its own, so that its load stays on one queue
+pin="--cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split"
 ktap_test_result "adaptive off: QD32 randread verify clean" \
-	runs_per_io off --iodepth=32 --time_based --runtime=4
+	runs_per_io off --iodepth=32 --time_based --runtime=4 $pin
 
-# 22-25: adaptive on; meanwhile what the device was told is read back
+# 22-25: adaptive on
 echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
 echo > "$TRACE"
 m0=$(moderated_ms)
-readback() {
-	local i c rc seen=0 bad=0
-
-	sleep 1.5
-	for i in $(seq 20); do
-		for c in $(nvme_ctrls); do
-			out=$(device_agrees "$c")
-			rc=$?
-			[ $rc = 2 ] && continue
-			[ $rc = 0 ] || { bad=1; echo "# mismatch: $out"; }
-			grep -q "08h 0x0 " <<< "$out" || { seen=$((seen + 1)); last=$out; }
-		done
-		sleep 0.1
-	done
-	echo "# $seen readings with coalescing on${last:+, e.g. $last}"
-	[ $bad = 0 ] && [ $seen -gt 0 ]
-}
-if $device_coalesces; then
-	readback > "$WORK/readback.txt" &
-	readback_pid=$!
-fi
 ktap_test_result "adaptive on: QD32 randread verify clean" \
-	runs_per_io on --iodepth=32 --time_based --runtime=4
-if $device_coalesces; then
-	wait $readback_pid
-	readback_ok=$?
-	cat "$WORK/readback.txt"
-fi
+	runs_per_io on --iodepth=32 --time_based --runtime=4 $pin
 off=$(cat "$WORK/off.ratio")
 on=$(cat "$WORK/on.ratio")
 engaged=$(grep -c ' -> on/' "$TRACE")
@@ -283,7 +263,8 @@ device_at_rest() {
 	for c in $(nvme_ctrls); do
 		[ "$(feat "$c" -f 8)" = 0 ] || return 1
 		while read -r q v; do
-			[ $((($(feat "$c" -f 9 --cdw11="$v") >> 16) & 1)) = 0 ] || return 1
+			cd=$(feat "$c" -f 9 --cdw11="$v") || return 1
+			[ $(((cd >> 16) & 1)) = 0 ] || return 1
 		done <<< "$(queue_vectors "$c")"
 	done
 }
@@ -295,6 +276,37 @@ if $device_coalesces; then
 	}
 	ktap_test_result "Feature 08h accepted: the device carries the moderated queues, no error" \
 		device_used
+	# Under load, once a queue of every controller is moderated: what each
+	# controller reads back agrees with the driver, coalescing on.  A Set
+	# Features the work item sent may be answered but not yet recorded, and
+	# nvme-cli takes about a second a call on a busy TCG guest: a few tries.
+	readback() {
+		local c rc try t
+
+		for t in $(seq 100); do
+			[ "$(grep -c 'state: moderated' "$DBG"/nvme*/coalescing |
+				grep -c ':0$')" = 0 ] && break
+			sleep 0.1
+		done
+		for c in $(nvme_ctrls); do
+			for try in $(seq 8); do
+				out=$(device_agrees "$c")
+				rc=$?
+				ktap_print_msg "try $try: $out (rc $rc)"
+				[ $rc = 0 ] && break
+				[ $rc = 1 ] && sleep 0.2
+			done
+			[ $rc = 0 ] || return 1
+		done
+	}
+	fio --rw=randread --iodepth=32 --time_based --runtime=60 --bs=4k \
+		--ioengine=libaio --direct=1 $pin $(fio_all_drives) > /dev/null 2>&1 &
+	pid=$!
+	readback
+	readback_ok=$?
+	kill $pid 2> /dev/null
+	wait $pid 2> /dev/null
+	sleep 0.5
 	ktap_test_result "under load the device reads back the driver's 08h (on) and 09h (CD)" \
 		[ "$readback_ok" = 0 ]
 	ktap_test_result "released: 08h and every vector's CD read back 0" device_at_rest
