@@ -19,10 +19,14 @@ configure_opts=(--target-list=x86_64-softmmu --without-default-features
 	--enable-fdt=system --enable-virtfs --enable-attr --enable-cap-ng)
 
 command -v apt-get > /dev/null || die "make qemu needs Debian's apt-get"
-# the newest qemu source package of the configured suites, as apt-get
-# source would pick it
-version=$(apt-cache showsrc qemu 2> /dev/null | sed -n 's/^Version: //p' | sort -V | tail -n 1)
-[ -n "$version" ] || die "no qemu source package: run 'make deps' (it adds deb-src entries)"
+# The patches are written against QEMU 7.2 as Debian 12 ships it: the
+# newest 7.2 source package of the configured suites (its security updates
+# included), never a newer upstream release from backports or testing.
+QEMU_BASE=${QEMU_BASE:-1:7.2+dfsg}
+version=$(apt-cache showsrc qemu 2> /dev/null | sed -n 's/^Version: //p' |
+	grep -F "$QEMU_BASE" | sort -V | tail -n 1)
+[ -n "$version" ] ||
+	die "no qemu $QEMU_BASE source package: run 'make deps' (it adds deb-src entries)"
 
 patch_list=()
 while IFS= read -r p; do

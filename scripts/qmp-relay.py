@@ -134,9 +134,11 @@ def main():
                 q.cmd('quit')
                 return 0
             serve(q, qdir)
-    except (EOFError, OSError):
+    except (EOFError, ConnectionError):
         return 0                          # QEMU went away (killed, or quit)
-    except Exception as e:                # never leave QEMU paused forever
+    except Exception as e:                # a QMP timeout or a bad answer:
+        # never leave QEMU paused (scripts/vm also stops a QEMU that
+        # outlives the relay once the guest has reported its status)
         sys.stderr.write('qmp-relay: %r; quitting QEMU\n' % e)
         try:
             q.cmd('quit')

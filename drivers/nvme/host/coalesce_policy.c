@@ -27,14 +27,17 @@
  * flight.  A queue moderated for a storm stays so while its controller is
  * busy and it is deeper than QD1 (once moderated its handler runs become
  * rarer by design, so they cannot tell when the storm ends), provided its
- * first moderated period kept its rate: a queue that really holds only a
- * few commands cannot fill a batch, slows down, and is released.  At QD1
- * the depth is exactly one: such a queue is never moderated.
+ * first moderated period kept its rate, and later while it keeps its rate
+ * or fills half its batches: a queue that holds only a few commands (from
+ * the start, or once its load falls) cannot fill a batch, waits out every
+ * delay, slows down, and is released.  At QD1 the
+ * depth is exactly one: such a queue is never moderated.
  *
  * The delay is half the mean time a command spends in the queue (Little's
  * law: average depth / completion rate), so each interrupt reaps about
  * half the queue while the other half keeps the device busy; in a storm at
- * least the time NVME_COAL_STORM_BATCH completions take to arrive.
+ * least the time NVME_COAL_STORM_BATCH completions took to arrive before
+ * the queue was moderated (its rate since depends on the delay itself).
  */
 #include <kunit/visibility.h>
 #include <linux/bits.h>
@@ -150,20 +153,21 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_storm);
 
 /*
  * The delay for the queue's load, and the completions expected within it
- * (the Aggregation Threshold of device coalescing).  Context: any;
- * @q->completions is not zero.
+ * (the Aggregation Threshold of device coalescing).  @storm_rate is the
+ * completions per period a storm moderation started from, 0 for a deep
+ * queue.  Context: any; @q->completions is not zero.
  */
 static void nvme_coal_delay(const struct nvme_coal_params *p,
-			    const struct nvme_coal_load *q, bool storm,
+			    const struct nvme_coal_load *q, u32 storm_rate,
 			    u32 *delay_us, u32 *batch)
 {
 	u64 period_us = (u64)p->period_ms * USEC_PER_MSEC;
 	/* half of avg_qd / (completions / period), in microseconds */
 	u64 us = div64_u64((u64)q->avg_qd * period_us / 2, q->completions);
 
-	if (storm)
+	if (storm_rate)
 		us = max(us, div64_u64(NVME_COAL_STORM_BATCH * period_us +
-				       q->completions - 1, q->completions));
+				       storm_rate - 1, storm_rate));
 	*delay_us = clamp_t(u64, us, 1, max(p->max_delay_us, 1U));
 	*batch = clamp_t(u64, div64_u64((u64)q->completions * *delay_us,
 					period_us), 1, 256);
@@ -202,6 +206,7 @@ static bool nvme_coal_low(struct nvme_coal_policy *pol,
 			  const struct nvme_coal_load *ctrl, bool *idle)
 {
 	u32 ref = pol->ref_completions;
+	bool lost;
 
 	*idle = !q->completions ||
 		(u64)q->completions << NVME_COAL_IDLE_SHIFT < ref;
@@ -215,14 +220,18 @@ static bool nvme_coal_low(struct nvme_coal_policy *pol,
 		return true;
 	}
 	/*
-	 * A storm moderation pays only if the queue's rate held: a queue
-	 * that cannot fill a batch waits out every delay and slows down.
+	 * A storm moderation pays only if the queue keeps its rate: one that
+	 * cannot fill a batch waits out every delay and slows down.  Its
+	 * first moderated period tells; later, when the load falls, the rate
+	 * falls too, but then the batches must have shrunk under half.
 	 */
+	lost = q->completions < ref - (ref >> NVME_COAL_LOSS_SHIFT);
 	if (!pol->checked) {
 		pol->checked = true;
-		return q->completions < ref - (ref >> NVME_COAL_LOSS_SHIFT);
+		return lost;
 	}
-	return false;
+	return lost &&
+	       (u64)q->completions * 2 < (u64)q->runs * NVME_COAL_STORM_BATCH;
 }
 
 /**
@@ -257,7 +266,8 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 		if (nvme_coal_low(pol, p, q, ctrl, &idle)) {
 			nvme_coal_release(pol, !idle && p->enabled);
 		} else {
-			nvme_coal_delay(p, q, pol->storm, &delay, &batch);
+			nvme_coal_delay(p, q, pol->storm ? pol->ref_completions : 0,
+					&delay, &batch);
 			nvme_coal_retune(&pol->delay_us, delay);
 			nvme_coal_retune(&pol->batch, batch);
 		}
@@ -278,7 +288,8 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 		pol->storm = !deep;
 		pol->checked = false;
 		pol->ref_completions = q->completions;
-		nvme_coal_delay(p, q, pol->storm, &pol->delay_us, &pol->batch);
+		nvme_coal_delay(p, q, pol->storm ? q->completions : 0,
+				&pol->delay_us, &pol->batch);
 		pol->high_runs = 0;
 	}
 	return was != pol->engaged || old != pol->delay_us;

@@ -34,7 +34,7 @@
 #define NVME_COAL_STORM_BATCH		8
 /* Idle: under an eighth of the completions of the period that engaged. */
 #define NVME_COAL_IDLE_SHIFT		3
-/* A storm moderation that lost more than an eighth of the rate is undone. */
+/* A storm moderation that lost an eighth of its rate may be undone. */
 #define NVME_COAL_LOSS_SHIFT		3
 
 /**

@@ -603,6 +603,57 @@ static void low_depth_queue_is_not_held(struct kunit *test)
 }
 
 /*
+ * A storm moderated for a while whose load then falls to a few commands:
+ * each delay reaps only those, so the rate falls.  Under half a batch per
+ * run it is released by the first such period; at four to seven it stays,
+ * and in either case its delay stays the one the storm set (it does not
+ * grow with the rate the delay itself lowered).
+ */
+static void storm_released_when_its_load_falls(struct kunit *test)
+{
+	const u32 cmd_us = 70;
+	u32 depth;
+
+	for (depth = 2; depth <= 6; depth++) {
+		struct nvme_coal_load q = { .completions = 600, .runs = 500,
+					    .avg_qd = 1, .avg_qd16 = 24 };
+		struct nvme_coal_policy pol = { };
+		u32 storm_delay;
+		int i;
+
+		for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
+			nvme_coal_decide(&pol, &tcg, &q, &q);
+		KUNIT_ASSERT_TRUE(test, pol.storm);
+		storm_delay = pol.delay_us;
+		/* held: full batches, the queue deepens */
+		q.completions = 650;
+		q.runs = 40;
+		q.avg_qd = 6;
+		q.avg_qd16 = 6 * NVME_COAL_QD1;
+		for (i = 0; i < 3; i++)
+			nvme_coal_decide(&pol, &tcg, &q, &q);
+		KUNIT_ASSERT_TRUE(test, pol.engaged);
+		KUNIT_EXPECT_EQ(test, pol.delay_us, storm_delay);
+		for (i = 0; i < 10 && pol.engaged; i++) {
+			q.completions = depth * PERIOD_MS * 1000 /
+					(pol.delay_us + cmd_us);
+			q.runs = q.completions / depth;
+			q.avg_qd = depth;
+			q.avg_qd16 = depth * NVME_COAL_QD1;
+			nvme_coal_decide(&pol, &tcg, &q, &q);
+			KUNIT_EXPECT_LE(test, pol.delay_us, storm_delay);
+		}
+		if (depth * 2 < NVME_COAL_STORM_BATCH) {
+			KUNIT_EXPECT_EQ(test, i, 1);
+			KUNIT_EXPECT_FALSE(test, pol.engaged);
+			KUNIT_EXPECT_TRUE(test, pol.released);
+		} else {
+			KUNIT_EXPECT_TRUE(test, pol.engaged);
+		}
+	}
+}
+
+/*
  * Sixteen queues share a controller's load evenly, each at a depth that
  * swings around avg_qd_threshold: each keeps its hysteresis window (a
  * sixteenth of the controller is not idle).
@@ -673,6 +724,7 @@ static struct kunit_case nvme_coal_cases[] = {
 	KUNIT_CASE(storm_engagement_holds_and_ends_at_qd1),
 	KUNIT_CASE(load_moving_to_a_sibling_queue),
 	KUNIT_CASE(low_depth_queue_is_not_held),
+	KUNIT_CASE(storm_released_when_its_load_falls),
 	KUNIT_CASE(many_queues_keep_the_window),
 	{}
 };
