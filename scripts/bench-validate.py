@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""make check: is out/bench well formed?  Asserts structure, never timing.
+"""make check: is out/bench-quick (make bench QUICK=1) well formed?
+Asserts structure, never timing.
 
 Prints "pass|fail bench: ..." lines: results.json parses and holds a run
 for every case of every mode with I/Os completed and no fio error (and,
@@ -13,7 +14,7 @@ import os
 import re
 
 OUT = os.path.join(os.environ.get('OUT', os.path.join(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__))), 'out')), 'bench')
+    os.path.dirname(os.path.abspath(__file__))), 'out')), 'bench-quick')
 
 
 def result(ok, what):

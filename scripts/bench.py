@@ -7,7 +7,8 @@ interleaved), runs the mode's cases with fio in it and writes out/bench/:
 results.json (every run and the summary), results.md (a table per
 scenario, with ratios to the scenario's first mode) and PNG plots.
 
-Environment: QUICK=1 (the modes marked quick, one repetition, 2 s runs),
+Environment: QUICK=1 (the modes marked quick, one repetition, 2 s runs,
+in out/bench-quick/),
 REPS=N, BENCH_MATRIX=file, SCENARIOS=a,b (only those), REPLOT=1 (redo
 results.md and the plots from out/bench/results.json without running).
 """
@@ -21,8 +22,10 @@ import sys
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(os.environ.get('OUT', os.path.join(TOP, 'out')), 'bench')
 QUICK = os.environ.get('QUICK', '') not in ('', '0')
+# a smoke run (make check's) never overwrites a full run's results
+OUT = os.path.join(os.environ.get('OUT', os.path.join(TOP, 'out')),
+                   'bench-quick' if QUICK else 'bench')
 
 # metric key, column title, format, higher is better
 METRICS = [
@@ -308,7 +311,7 @@ def plot_apst(runs, outdir):
         script = f'''
 set terminal png size 900,420
 set output "{png}"
-set title "{scen}: cold 4 KiB O_DIRECT read after idle (cumulative)"
+set title "{scen}: cold 4 KiB O\\\\_DIRECT read after idle (cumulative)"
 set xlabel "latency, ms (log)"
 set ylabel "% of reads"
 set logscale x
