@@ -534,10 +534,8 @@ void nvme_coal_stop(struct nvme_coal_queue *q)
 		return;
 	mutex_lock(&cc->lock);
 	q->active = false;
-	q->pol.engaged = false;
-	q->pol.storm = false;
-	q->pol.delay_us = 0;
-	q->pol.batch = 0;
+	/* nothing moderated is left to report; nvme_coal_start() starts afresh */
+	memset(&q->pol, 0, sizeof(q->pol));
 	mutex_unlock(&cc->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_stop);
