@@ -45,8 +45,8 @@ no_skip() {
 	local name=$1 file=$2 t
 	shift 2
 	for t; do
-		if [ ! -s "$file" ]; then
-			echo "fail harness: $name: $t: no output" >> "$results"
+		if ! grep -qx "# selftests: nvme_irq: $t" "$file"; then
+			echo "fail harness: $name: $t did not run" >> "$results"
 		elif sed -n "/^# selftests: nvme_irq: $t\$/,/selftests: nvme_irq: $t\$/p" "$file" |
 		     grep -q '# SKIP'; then
 			echo "fail harness: $name: $t skipped a case on the project's QEMU" >> "$results"

@@ -166,8 +166,8 @@ static void nvme_coal_delay(const struct nvme_coal_params *p,
 	u64 us = div64_u64((u64)q->avg_qd * period_us / 2, q->completions);
 
 	if (storm_rate)
-		us = max(us, div64_u64(NVME_COAL_STORM_BATCH * period_us +
-				       storm_rate - 1, storm_rate));
+		us = max(us, DIV64_U64_ROUND_UP(NVME_COAL_STORM_BATCH * period_us,
+						storm_rate));
 	*delay_us = clamp_t(u64, us, 1, max(p->max_delay_us, 1U));
 	*batch = clamp_t(u64, div64_u64((u64)q->completions * *delay_us,
 					period_us), 1, 256);

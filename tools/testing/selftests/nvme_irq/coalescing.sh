@@ -284,8 +284,8 @@ if $device_coalesces; then
 		local c rc try t
 
 		for t in $(seq 100); do
-			[ "$(grep -c 'state: moderated' "$DBG"/nvme*/coalescing |
-				grep -c ':0$')" = 0 ] && break
+			# every controller has a moderated queue (grep -L: none without)
+			[ -z "$(grep -L 'state: moderated' "$DBG"/nvme*/coalescing)" ] && break
 			sleep 0.1
 		done
 		for c in $(nvme_ctrls); do
