@@ -70,6 +70,7 @@ def main():
     entries = []
     for i, c in enumerate(commits):
         msg = git('log', '-1', '--format=%B', c).rstrip('\n') + '\n'
+        author = git('log', '-1', '--format=%an <%ae>', c).strip() or AUTHOR
         subject, _, body = msg.partition('\n')
         status = git('diff', '--name-status', '--no-renames', f'{c}^', c).splitlines()
         added, changed = [], []
@@ -93,7 +94,7 @@ def main():
         hunks = git('diff', '--no-renames', f'{c}^', c, '--', *changed) if changed else ''
         name = slug(subject, i + 1)
         with open(os.path.join(TOP, 'patches', name), 'w') as f:
-            f.write(f'From: {AUTHOR}\nSubject: [PATCH] {subject}\n\n')
+            f.write(f'From: {author}\nSubject: [PATCH] {subject}\n\n')
             f.write(body.lstrip('\n'))
             f.write('---\n')
             f.write(hunks)

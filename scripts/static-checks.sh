@@ -86,3 +86,6 @@ for f in $(git -C "$SRC" diff --name-only --diff-filter=AM base series -- '*.c')
 		echo "$new" | sed 's/^/    /' >&2
 	fi
 done
+
+# the console matcher of scripts/vm, on real report headers
+bash "$TOP/scripts/splat/check.sh"

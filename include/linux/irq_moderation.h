@@ -13,12 +13,20 @@
 
 #ifdef CONFIG_IRQ_MODERATION
 int irq_set_moderation(unsigned int irq, unsigned int delay_us);
+int irq_update_moderation(unsigned int irq, unsigned int old_us,
+			  unsigned int delay_us);
 int irq_can_moderate(unsigned int irq);
 unsigned int irq_get_moderation(unsigned int irq);
 #else
 static inline int irq_set_moderation(unsigned int irq, unsigned int delay_us)
 {
 	return delay_us ? -EOPNOTSUPP : 0;
+}
+
+static inline int irq_update_moderation(unsigned int irq, unsigned int old_us,
+					unsigned int delay_us)
+{
+	return old_us ? -EBUSY : irq_set_moderation(irq, delay_us);
 }
 
 static inline int irq_can_moderate(unsigned int irq)

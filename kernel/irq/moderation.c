@@ -13,7 +13,10 @@
  *
  * Locking: the per-vector state is changed under desc->lock; its allocation
  * and removal are serialised with request_irq()/free_irq() by
- * desc->request_mutex.
+ * desc->request_mutex.  It is freed after an RCU grace period, so that
+ * irq_get_moderation() (a world-readable /proc file, a driver's debugfs)
+ * can read it with no lock.  It belongs to the handler that set it and is
+ * dropped when that handler is freed.
  */
 
 #define pr_fmt(fmt) "genirq: " fmt
@@ -22,7 +25,10 @@
 #include <linux/interrupt.h>
 #include <linux/irq.h>
 #include <linux/irq_moderation.h>
+#include <linux/msi.h>
+#include <linux/pci.h>
 #include <linux/proc_fs.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -31,32 +37,6 @@
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/irq_moderation.h>
-
-/**
- * struct irq_moderation - moderation state of one vector
- * @timer: replays a held interrupt at @quiet_until; hard expiry
- * @desc: the vector
- * @delay_ns: the quiet time after each handler run, 0 = off
- * @quiet_until: end of the current quiet time (CLOCK_MONOTONIC, ns)
- * @held_since: when the interrupt now held arrived
- * @armed: @timer is queued or running and will release the vector
- * @runs: handler runs while moderated
- * @held: interrupts that arrived in a quiet time
- * @delays: quiet times that held an interrupt and armed @timer
- * @held_ns: total time held interrupts waited for their replay
- */
-struct irq_moderation {
-	struct hrtimer timer;
-	struct irq_desc *desc;
-	u64 delay_ns;
-	u64 quiet_until;
-	u64 held_since;
-	bool armed;
-	u64 runs;
-	u64 held;
-	u64 delays;
-	u64 held_ns;
-};
 
 DEFINE_STATIC_KEY_DEFERRED_FALSE(irq_moderation_used, HZ);
 
@@ -69,9 +49,16 @@ static int __init irq_moderation_setup_off(char *str)
 }
 __setup("noirqmoderation", irq_moderation_setup_off);
 
+/* desc->lock held: the state cannot go away under the caller */
+static struct irq_moderation *irq_moderation_locked(struct irq_desc *desc)
+{
+	return rcu_dereference_protected(desc->moderation,
+					 lockdep_is_held(&desc->lock));
+}
+
 bool __irq_moderation_hold(struct irq_desc *desc)
 {
-	struct irq_moderation *m = desc->moderation;
+	struct irq_moderation *m = irq_moderation_locked(desc);
 	u64 now;
 
 	/* a second handler was added: it never agreed to wait */
@@ -96,7 +83,7 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 
 void __irq_moderation_handled(struct irq_desc *desc)
 {
-	struct irq_moderation *m = desc->moderation;
+	struct irq_moderation *m = irq_moderation_locked(desc);
 
 	if (!m->delay_ns)
 		return;
@@ -151,6 +138,23 @@ static void irq_moderation_quiesce(struct irq_desc *desc,
 	raw_spin_unlock_irq(&desc->lock);
 }
 
+/*
+ * PCI MSI without per-vector masking, and MSI-X where masking is not ours to
+ * use (Xen, MSI_FLAG_NO_MASK): the chip has an irq_mask() that does nothing,
+ * so a held interrupt would be delivered again at once.
+ */
+static bool irq_moderation_maskless(struct irq_desc *desc)
+{
+#ifdef CONFIG_PCI_MSI
+	struct msi_desc *md = irq_data_get_msi_desc(&desc->irq_data);
+
+	return md && md->dev && dev_is_pci(md->dev) &&
+	       !md->pci.msi_attrib.can_mask;
+#else
+	return false;
+#endif
+}
+
 /* Can @desc be held and replayed safely?  desc->request_mutex held. */
 static int irq_moderation_check(struct irq_desc *desc)
 {
@@ -172,35 +176,21 @@ static int irq_moderation_check(struct irq_desc *desc)
 	    desc->handle_irq != handle_fasteoi_irq)
 		return -EINVAL;		/* only these two have the hooks */
 	if (!chip || !chip->irq_mask || !chip->irq_unmask ||
-	    chip->irq_bus_lock)
+	    chip->irq_bus_lock || irq_moderation_maskless(desc))
 		return -EINVAL;		/* must mask from hardirq context */
 	return 0;
 }
 
-/**
- * irq_set_moderation - set the quiet time of an interrupt vector
- * @irq: Linux interrupt number, requested with one non-threaded handler
- * @delay_us: minimum gap between two runs of its handler, 0 turns it off
- *
- * After each run of the handler the vector stays quiet for @delay_us; an
- * interrupt that arrives meanwhile is held pending with the line masked and
- * delivered when the quiet time ends.  The setting lasts until it is changed
- * or the handler is freed.
- *
- * Context: process context; may sleep.
- *
- * Return: 0 on success; -ERANGE if @delay_us exceeds IRQ_MODERATION_MAX_US;
- * -EINVAL if @irq has no handler or cannot be moderated safely (shared,
- * threaded or ONESHOT, level-triggered, a flow handler other than
- * handle_edge_irq()/handle_fasteoi_irq(), a chip that cannot mask from
- * hardirq context); -ENODEV if moderation is switched off on the command
- * line; -ENOMEM.  On error nothing changes.
- */
-int irq_set_moderation(unsigned int irq, unsigned int delay_us)
+/* irq_update_moderation()'s @old_us when any current value will do */
+#define IRQ_MODERATION_ANY	UINT_MAX
+
+static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
+				unsigned int delay_us)
 {
 	struct irq_desc *desc = irq_to_desc(irq);
 	struct irq_moderation *m, *alloc = NULL;
 	bool was_on = false;
+	u64 cur_us;
 	int ret;
 
 	if (!desc)
@@ -224,15 +214,23 @@ int irq_set_moderation(unsigned int irq, unsigned int delay_us)
 	ret = irq_moderation_check(desc);
 	if (ret)
 		goto out;
-	m = desc->moderation;
+	m = rcu_dereference_protected(desc->moderation,
+				      lockdep_is_held(&desc->request_mutex));
+	cur_us = m ? div_u64(m->delay_ns, NSEC_PER_USEC) : 0;
+	if (old_us != IRQ_MODERATION_ANY && cur_us != old_us) {
+		ret = -EBUSY;
+		goto out;
+	}
 	raw_spin_lock_irq(&desc->lock);
 	if (!m && delay_us) {
 		m = alloc;
 		alloc = NULL;
-		WRITE_ONCE(desc->moderation, m);
+		rcu_assign_pointer(desc->moderation, m);
 	}
 	if (m) {
 		was_on = m->delay_ns;
+		/* the only handler now is the one the setting is for */
+		m->owner = desc->action;
 		WRITE_ONCE(m->delay_ns, (u64)delay_us * NSEC_PER_USEC);
 	}
 	raw_spin_unlock_irq(&desc->lock);
@@ -248,7 +246,56 @@ out:
 	kfree(alloc);
 	return ret;
 }
+
+/**
+ * irq_set_moderation - set the quiet time of an interrupt vector
+ * @irq: Linux interrupt number, requested with one non-threaded handler
+ * @delay_us: minimum gap between two runs of its handler, 0 turns it off
+ *
+ * After each run of the handler the vector stays quiet for @delay_us; an
+ * interrupt that arrives meanwhile is held pending with the line masked and
+ * delivered when the quiet time ends.  The setting lasts until it is changed
+ * or the handler is freed.
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: 0 on success; -ERANGE if @delay_us exceeds IRQ_MODERATION_MAX_US;
+ * -EINVAL if @irq has no handler or cannot be moderated safely (shared,
+ * threaded or ONESHOT, level-triggered, a flow handler other than
+ * handle_edge_irq()/handle_fasteoi_irq(), a chip that cannot mask from
+ * hardirq context, PCI MSI without per-vector masking); -ENODEV if
+ * moderation is switched off on the command line; -ENOMEM.  On error
+ * nothing changes.
+ */
+int irq_set_moderation(unsigned int irq, unsigned int delay_us)
+{
+	return __irq_set_moderation(irq, IRQ_MODERATION_ANY, delay_us);
+}
 EXPORT_SYMBOL_GPL(irq_set_moderation);
+
+/**
+ * irq_update_moderation - change the quiet time only if it is the expected one
+ * @irq: Linux interrupt number, requested with one non-threaded handler
+ * @old_us: the quiet time the caller believes is set (0: none)
+ * @delay_us: the new quiet time, 0 turns it off
+ *
+ * Compare and set in one step, under the vector's request mutex: a driver
+ * that adjusts a vector's moderation on its own never overwrites a value
+ * somebody else (root through /proc/irq/<N>/moderation_us) set meanwhile.
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: as irq_set_moderation(), and -EBUSY if the current quiet time is
+ * not @old_us; nothing changes then.
+ */
+int irq_update_moderation(unsigned int irq, unsigned int old_us,
+			  unsigned int delay_us)
+{
+	if (old_us > IRQ_MODERATION_MAX_US)
+		return -ERANGE;
+	return __irq_set_moderation(irq, old_us, delay_us);
+}
+EXPORT_SYMBOL_GPL(irq_update_moderation);
 
 /**
  * irq_can_moderate - would irq_set_moderation() accept this vector?
@@ -265,13 +312,14 @@ EXPORT_SYMBOL_GPL(irq_set_moderation);
  */
 int irq_can_moderate(unsigned int irq)
 {
-	struct irq_desc *desc = irq_to_desc(irq);
+	struct irq_desc *desc;
 	int ret;
 
-	if (!desc)
-		return -EINVAL;
 	if (irq_moderation_off)
 		return -ENODEV;
+	desc = irq_to_desc(irq);
+	if (!desc)
+		return -EINVAL;
 	mutex_lock(&desc->request_mutex);
 	ret = irq_moderation_check(desc);
 	mutex_unlock(&desc->request_mutex);
@@ -281,38 +329,50 @@ EXPORT_SYMBOL_GPL(irq_can_moderate);
 
 /**
  * irq_get_moderation - the quiet time of an interrupt vector
- * @irq: Linux interrupt number
+ * @irq: Linux interrupt number; may be unused or being freed
  *
- * Context: any; lockless.
+ * Context: any; lockless (RCU).
  *
  * Return: the delay in microseconds, 0 if the vector is not moderated.
  */
 unsigned int irq_get_moderation(unsigned int irq)
 {
-	struct irq_desc *desc = irq_to_desc(irq);
-	struct irq_moderation *m = desc ? READ_ONCE(desc->moderation) : NULL;
+	struct irq_moderation *m;
+	struct irq_desc *desc;
+	unsigned int us = 0;
 
-	return m ? div_u64(READ_ONCE(m->delay_ns), NSEC_PER_USEC) : 0;
+	/* descriptors and their moderation state are both freed after RCU */
+	rcu_read_lock();
+	desc = irq_to_desc(irq);
+	m = desc ? rcu_dereference(desc->moderation) : NULL;
+	if (m)
+		us = div_u64(READ_ONCE(m->delay_ns), NSEC_PER_USEC);
+	rcu_read_unlock();
+	return us;
 }
 EXPORT_SYMBOL_GPL(irq_get_moderation);
 
 /*
- * The last handler of @desc is gone (__free_irq(), request_mutex held, the
- * vector shut down): stop the timer and drop the state.
+ * @action was removed from @desc (__free_irq(), request_mutex held, the
+ * handler no longer running).  If the setting was made for it, or no
+ * handler is left, stop the timer and drop the state: a handler that
+ * remains on a shared line never agreed to wait.
  */
-void irq_moderation_free(struct irq_desc *desc)
+void irq_moderation_free(struct irq_desc *desc, struct irqaction *action)
 {
-	struct irq_moderation *m = desc->moderation;
+	struct irq_moderation *m;
 
-	if (!m)
+	m = rcu_dereference_protected(desc->moderation,
+				      lockdep_is_held(&desc->request_mutex));
+	if (!m || (m->owner != action && desc->action))
 		return;
 	irq_moderation_quiesce(desc, m);
 	raw_spin_lock_irq(&desc->lock);
-	WRITE_ONCE(desc->moderation, NULL);
+	RCU_INIT_POINTER(desc->moderation, NULL);
 	raw_spin_unlock_irq(&desc->lock);
 	if (m->delay_ns)
 		static_branch_slow_dec_deferred(&irq_moderation_used);
-	kfree(m);
+	kfree_rcu(m, rcu);
 }
 
 #ifdef CONFIG_PROC_FS
@@ -358,7 +418,8 @@ static int irq_moderation_stats_show(struct seq_file *sf, void *v)
 
 	/* request_mutex keeps @m from being freed under us */
 	mutex_lock(&desc->request_mutex);
-	m = desc->moderation;
+	m = rcu_dereference_protected(desc->moderation,
+				      lockdep_is_held(&desc->request_mutex));
 	if (m) {
 		raw_spin_lock_irq(&desc->lock);
 		s[0] = div_u64(m->delay_ns, NSEC_PER_USEC);

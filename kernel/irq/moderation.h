@@ -8,16 +8,49 @@
 #ifndef _KERNEL_IRQ_MODERATION_H
 #define _KERNEL_IRQ_MODERATION_H
 
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
 #include <linux/irqdesc.h>
 #include <linux/jump_label_ratelimit.h>
 
 #ifdef CONFIG_IRQ_MODERATION
 
+/**
+ * struct irq_moderation - moderation state of one vector
+ * @timer: replays a held interrupt at @quiet_until; hard expiry
+ * @desc: the vector
+ * @owner: the handler the setting was made for; compared, never followed
+ * @rcu: frees the state after readers of irq_get_moderation() are done
+ * @delay_ns: the quiet time after each handler run, 0 = off
+ * @quiet_until: end of the current quiet time (CLOCK_MONOTONIC, ns)
+ * @held_since: when the interrupt now held arrived
+ * @armed: @timer is queued or running and will release the vector
+ * @runs: handler runs while moderated
+ * @held: interrupts that arrived in a quiet time
+ * @delays: quiet times that held an interrupt and armed @timer
+ * @held_ns: total time held interrupts waited for their replay
+ */
+struct irq_moderation {
+	struct hrtimer timer;
+	struct irq_desc *desc;
+	const struct irqaction *owner;
+	struct rcu_head rcu;
+	u64 delay_ns;
+	u64 quiet_until;
+	u64 held_since;
+	bool armed;
+	u64 runs;
+	u64 held;
+	u64 delays;
+	u64 held_ns;
+};
+
+
 extern struct static_key_false_deferred irq_moderation_used;
 
 bool __irq_moderation_hold(struct irq_desc *desc);
 void __irq_moderation_handled(struct irq_desc *desc);
-void irq_moderation_free(struct irq_desc *desc);
+void irq_moderation_free(struct irq_desc *desc, struct irqaction *action);
 void irq_moderation_proc_register(struct irq_desc *desc, void *irqp);
 void irq_moderation_proc_unregister(struct irq_desc *desc);
 
@@ -29,7 +62,7 @@ void irq_moderation_proc_unregister(struct irq_desc *desc);
 static inline bool irq_moderation_hold(struct irq_desc *desc)
 {
 	if (static_branch_unlikely(&irq_moderation_used.key) &&
-	    desc->moderation)
+	    rcu_access_pointer(desc->moderation))
 		return __irq_moderation_hold(desc);
 	return false;
 }
@@ -38,7 +71,7 @@ static inline bool irq_moderation_hold(struct irq_desc *desc)
 static inline void irq_moderation_handled(struct irq_desc *desc)
 {
 	if (static_branch_unlikely(&irq_moderation_used.key) &&
-	    desc->moderation)
+	    rcu_access_pointer(desc->moderation))
 		__irq_moderation_handled(desc);
 }
 
@@ -46,7 +79,8 @@ static inline void irq_moderation_handled(struct irq_desc *desc)
 
 static inline bool irq_moderation_hold(struct irq_desc *desc) { return false; }
 static inline void irq_moderation_handled(struct irq_desc *desc) { }
-static inline void irq_moderation_free(struct irq_desc *desc) { }
+static inline void irq_moderation_free(struct irq_desc *desc,
+				       struct irqaction *action) { }
 static inline void irq_moderation_proc_register(struct irq_desc *desc,
 						void *irqp) { }
 static inline void irq_moderation_proc_unregister(struct irq_desc *desc) { }

@@ -15,9 +15,15 @@
 #include <linux/irq_moderation.h>
 #include <linux/irq_work.h>
 #include <linux/irqdesc.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/msi.h>
+#include <linux/pci.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+
+#include "moderation.h"
 
 struct fake_line {
 	unsigned int irq;
@@ -156,9 +162,14 @@ static void fake_free(struct fake_line *l, bool requested)
 #define HOLD_US		IRQ_MODERATION_MAX_US
 #define SETTLE_MS	50
 
-/* Raise, hold and replay on one CPU; the case's thread ends with the case. */
+/*
+ * Raise, hold and replay on one CPU; the case's thread ends with the case.
+ * Booted with noirqmoderation, every case is skipped: nothing can be set.
+ */
 static int moderation_test_init(struct kunit *test)
 {
+	if (irq_can_moderate(0) == -ENODEV)
+		kunit_skip(test, "booted with noirqmoderation");
 	return set_cpus_allowed_ptr(current, cpumask_of(raw_smp_processor_id()));
 }
 
@@ -329,9 +340,9 @@ static void free_while_held(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, HOLD_US), 0);
 	fake_raise(l);
 	fake_raise(l);				/* held, timer armed */
-	KUNIT_EXPECT_NOT_NULL(test, irq_to_desc(l->irq)->moderation);
+	KUNIT_EXPECT_NOT_NULL(test, rcu_access_pointer(irq_to_desc(l->irq)->moderation));
 	free_irq(l->irq, l);
-	KUNIT_EXPECT_NULL(test, irq_to_desc(l->irq)->moderation);
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(irq_to_desc(l->irq)->moderation));
 	retriggers = l->retriggers;
 	msleep(SETTLE_MS);		/* past the quiet time */
 	KUNIT_EXPECT_EQ(test, l->retriggers, retriggers);
@@ -340,6 +351,143 @@ static void free_while_held(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
 	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
 	fake_free(l, true);
+}
+
+/*
+ * The setting belongs to the handler that made it: on a shared line it is
+ * dropped when that handler leaves, and kept when another one does.
+ */
+static void dropped_with_the_handler_that_set_it(struct kunit *test)
+{
+	struct fake_line *l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	struct fake_line *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", l), 0);
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, HOLD_US), 0);
+	/* another handler joins and leaves: the owner keeps its setting */
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", other), 0);
+	free_irq(l->irq, other);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), HOLD_US);
+	/* it joins again and the owner leaves: nothing of it stays */
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", other), 0);
+	free_irq(l->irq, l);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(irq_to_desc(l->irq)->moderation));
+	fake_raise(l);
+	fake_raise(l);
+	KUNIT_EXPECT_EQ(test, l->runs, 0);
+	KUNIT_EXPECT_EQ(test, other->runs, 2);	/* not held */
+	free_irq(l->irq, other);
+	fake_free(l, false);
+}
+
+/* Compare and set: a value somebody else wrote meanwhile is never lost. */
+static void update_only_from_the_expected_value(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+
+	KUNIT_EXPECT_EQ(test, irq_update_moderation(l->irq, 0, 100), 0);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 100);
+	/* root wrote 300 since the caller last looked */
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 300), 0);
+	KUNIT_EXPECT_EQ(test, irq_update_moderation(l->irq, 100, 200), -EBUSY);
+	KUNIT_EXPECT_EQ(test, irq_update_moderation(l->irq, 100, 0), -EBUSY);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 300);
+	KUNIT_EXPECT_EQ(test, irq_update_moderation(l->irq, 300, 0), 0);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
+	KUNIT_EXPECT_EQ(test, irq_update_moderation(l->irq, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, irq_update_moderation(l->irq, 20000, 0), -ERANGE);
+	fake_free(l, true);
+}
+
+/* PCI MSI without a mask bit (or with masking not ours, Xen): refused. */
+static void maskless_pci_msi_is_refused(struct kunit *test)
+{
+#ifdef CONFIG_PCI_MSI
+	struct device *dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
+	struct msi_desc *md = kunit_kzalloc(test, sizeof(*md), GFP_KERNEL);
+	struct fake_line *l;
+
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	KUNIT_ASSERT_NOT_NULL(test, md);
+	dev->bus = &pci_bus_type;
+	md->dev = dev;
+	l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	KUNIT_ASSERT_EQ(test, irq_set_msi_desc(l->irq, md), 0);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", l), 0);
+	md->pci.msi_attrib.can_mask = 0;
+	expect_rejected(test, l);
+	md->pci.msi_attrib.can_mask = 1;
+	KUNIT_EXPECT_EQ(test, irq_can_moderate(l->irq), 0);
+	free_irq(l->irq, l);
+	irq_set_msi_desc(l->irq, NULL);
+	fake_free(l, false);
+#else
+	kunit_skip(test, "no PCI MSI in this kernel");
+#endif
+}
+
+struct free_ctx {
+	struct fake_line *l;
+	struct completion done;
+};
+
+static int free_thread_fn(void *arg)
+{
+	struct free_ctx *c = arg;
+
+	free_irq(c->l->irq, c->l);
+	complete(&c->done);
+	return 0;
+}
+
+/*
+ * irq_get_moderation() reads the state with no lock while free_irq() drops
+ * it (/proc/irq/<N>/moderation_us is world-readable).  Force the
+ * interleaving: a reader holds the state inside an RCU read-side section
+ * while another CPU frees the handler; the state must stay readable until
+ * the reader is done (with KASAN an early kfree() is a use-after-free).
+ */
+static void state_outlives_a_concurrent_reader(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+	struct irq_moderation *m;
+	struct task_struct *t;
+	struct free_ctx c = { .l = l };
+	unsigned int cpu;
+	u64 end, delay_ns = 0;
+
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu >= nr_cpu_ids) {
+		fake_free(l, true);
+		kunit_skip(test, "needs a second CPU");
+	}
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 100), 0);
+	init_completion(&c.done);
+	t = kthread_create(free_thread_fn, &c, "modtest-free");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	kthread_bind(t, cpu);
+
+	rcu_read_lock();
+	m = rcu_dereference(irq_to_desc(l->irq)->moderation);
+	wake_up_process(t);
+	end = ktime_get_ns() + 5 * NSEC_PER_SEC;
+	while (!completion_done(&c.done) && ktime_get_ns() < end)
+		cpu_relax();
+	if (m)
+		delay_ns = READ_ONCE(m->delay_ns);
+	rcu_read_unlock();
+
+	wait_for_completion(&c.done);
+	KUNIT_EXPECT_NOT_NULL(test, m);
+	KUNIT_EXPECT_EQ(test, delay_ns, 100 * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
+	fake_free(l, false);
 }
 
 static void disable_enable_while_held(struct kunit *test)
@@ -414,6 +562,10 @@ static struct kunit_case irq_moderation_cases[] = {
 	KUNIT_CASE(rejects_unsafe_vectors),
 	KUNIT_CASE(shared_flag_alone_is_accepted),
 	KUNIT_CASE(free_while_held),
+	KUNIT_CASE(dropped_with_the_handler_that_set_it),
+	KUNIT_CASE(update_only_from_the_expected_value),
+	KUNIT_CASE(maskless_pci_msi_is_refused),
+	KUNIT_CASE(state_outlives_a_concurrent_reader),
 	KUNIT_CASE(disable_enable_while_held),
 	KUNIT_CASE(turn_off_while_held),
 	KUNIT_CASE(two_vectors_one_cpu_keep_their_gaps),

@@ -28,7 +28,9 @@
 #include "coalesce_trace.h"
 
 unsigned int nvme_coal_adaptive = 1;
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_adaptive);
 unsigned int nvme_coal_disabled;
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_disabled);
 static unsigned int nvme_coal_period_ms = 50;
 static unsigned int nvme_coal_high_io_delta = 10000;
 static unsigned int nvme_coal_avg_qd_threshold = 8;
@@ -157,11 +159,16 @@ static bool nvme_coal_external(const struct nvme_coal_queue *q,
 	return cur && cur != q->applied_us;
 }
 
-/* Set the vector's genirq delay if it is still ours.  Context: work, lock. */
+/*
+ * Set the vector's genirq delay if it is still ours: compare and set in one
+ * step, so a value root writes meanwhile is never overwritten.  Context:
+ * work, lock.
+ */
 static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 			     struct nvme_coal_queue *q, u32 us)
 {
 	unsigned int cur = irq_get_moderation(q->irq);
+	int ret;
 
 	if (nvme_coal_external(q, cur))
 		return;
@@ -170,8 +177,11 @@ static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 		return;
 	}
 	if (!q->refused) {
-		q->refused = irq_set_moderation(q->irq, us);
-		if (!q->refused) {
+		ret = irq_update_moderation(q->irq, cur, us);
+		if (ret == -EBUSY)
+			return;		/* written meanwhile: not ours now */
+		q->refused = ret;
+		if (!ret) {
 			q->applied_us = us;
 			return;
 		}
@@ -232,8 +242,24 @@ static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 struct nvme_coal_cmd {
 	unsigned int fid;
 	u32 dw11;
+	unsigned int gen;
 	struct nvme_coal_queue *q;
 };
+
+/* The Aggregation Time of a Feature 08h value, in us. */
+static u32 nvme_coal_feat_time_us(u32 dw11)
+{
+	return dw11 == NVME_COAL_DW11_UNKNOWN ? 0 : ((dw11 >> 8) & 0xff) * 100;
+}
+
+/* Context: work, lock. */
+static bool nvme_coal_need_08h(struct nvme_coal_ctrl *cc, u32 dw11)
+{
+	if (cc->feat_dw11 == NVME_COAL_DW11_UNKNOWN)
+		return dw11 != cc->refused_dw11;
+	return !nvme_coal_feat_close(cc->feat_dw11, dw11) &&
+	       dw11 != cc->refused_dw11;
+}
 
 /* Context: work, lock.  Returns the number of commands queued in @cmds. */
 static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds)
@@ -248,20 +274,74 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cm
 			continue;
 		/* genirq carries the queue unless the controller coalesces */
 		nvme_coal_set_sw(cc, q, device ? 0 : q->pol.delay_us);
-		if (device && n < NVME_COAL_MAX_CMDS - 1 &&
-		    q->exempt != (dw11 && !q->pol.engaged)) {
+		/* vector 0 is the admin queue's: the controller never coalesces it */
+		if (device && n < NVME_COAL_MAX_CMDS - 1 && q->vector &&
+		    !q->cd_refused && q->exempt != (dw11 && !q->pol.engaged)) {
 			cmds[n++] = (struct nvme_coal_cmd) {
-				.fid = NVME_FEAT_IRQ_CONFIG, .q = q,
+				.fid = NVME_FEAT_IRQ_CONFIG, .q = q, .gen = cc->gen,
 				.dw11 = nvme_coal_feat_vector(q->vector, !q->exempt),
 			};
 		}
 	}
 	/* the first moderated queue is the probe of Feature 08h */
-	if (!nvme_coal_feat_close(cc->feat_dw11, dw11))
+	if (nvme_coal_need_08h(cc, dw11)) {
 		cmds[n++] = (struct nvme_coal_cmd) {
-			.fid = NVME_FEAT_IRQ_COALESCE, .dw11 = dw11,
+			.fid = NVME_FEAT_IRQ_COALESCE, .dw11 = dw11, .gen = cc->gen,
 		};
+		/* the controller may apply it before we hear back */
+		cc->sent_08h = true;
+		WRITE_ONCE(cc->hold_us, max(cc->hold_us,
+					    nvme_coal_feat_time_us(dw11)));
+	}
 	return n;
+}
+
+/* Context: work, lock. */
+static void nvme_coal_refuse(struct nvme_coal_ctrl *cc, unsigned int fid,
+			     int status)
+{
+	cc->feat = NVME_COAL_FEAT_REFUSED;
+	cc->feat_status = status;
+	dev_info(cc->ctrl->device,
+		 "interrupt coalescing: Set Features %02xh refused (status %#x): using genirq moderation\n",
+		 fid, status);
+}
+
+/*
+ * Record the controller's answer to one command.  A refused 08h value is
+ * not asked for again; the probe's refusal, or a 09h refusal before any
+ * 09h was taken, means the controller cannot coalesce the way the policy
+ * needs: genirq from then on.  A later 09h refusal concerns its vector
+ * only.  Context: work, lock.
+ */
+static void nvme_coal_answer(struct nvme_coal_ctrl *cc,
+			     const struct nvme_coal_cmd *cmd, int status)
+{
+	if (cmd->gen != cc->gen)
+		return;		/* sent before a reset: the controller forgot it */
+	if (cmd->fid == NVME_FEAT_IRQ_COALESCE) {
+		if (!status) {
+			cc->feat_dw11 = cmd->dw11;
+			cc->refused_dw11 = NVME_COAL_DW11_NONE;
+			if (cc->feat == NVME_COAL_FEAT_UNTRIED)
+				cc->feat = NVME_COAL_FEAT_ACCEPTED;
+		} else {
+			cc->refused_dw11 = cmd->dw11;
+			if (cc->feat == NVME_COAL_FEAT_UNTRIED)
+				nvme_coal_refuse(cc, cmd->fid, status);
+		}
+		WRITE_ONCE(cc->hold_us, nvme_coal_feat_time_us(cc->feat_dw11));
+		return;
+	}
+	if (!status) {
+		cc->cd_accepted = true;
+		if (cmd->q->active)
+			cmd->q->exempt = !cmd->q->exempt;
+	} else if (!cc->cd_accepted && cc->feat != NVME_COAL_FEAT_REFUSED) {
+		nvme_coal_refuse(cc, cmd->fid, status);
+	} else {
+		cmd->q->cd_refused = true;
+	}
 }
 
 /*
@@ -282,22 +362,7 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds
 			return;	/* no answer (reset, removal): try next period */
 
 		mutex_lock(&cc->lock);
-		if (!ret && cmds[i].fid == NVME_FEAT_IRQ_COALESCE) {
-			cc->feat_dw11 = cmds[i].dw11;
-			if (cc->feat == NVME_COAL_FEAT_UNTRIED)
-				cc->feat = NVME_COAL_FEAT_ACCEPTED;
-		} else if (!ret && cmds[i].q->active) {
-			cmds[i].q->exempt = !cmds[i].q->exempt;
-		} else if (ret && cc->feat != NVME_COAL_FEAT_REFUSED) {
-			/* a refused 08h leaves nothing to switch off */
-			if (cmds[i].fid == NVME_FEAT_IRQ_COALESCE)
-				cc->feat_dw11 = 0;
-			cc->feat = NVME_COAL_FEAT_REFUSED;
-			cc->feat_status = ret;
-			dev_info(cc->ctrl->device,
-				 "interrupt coalescing: Set Features %02xh refused (status %#x): using genirq moderation\n",
-				 cmds[i].fid, ret);
-		}
+		nvme_coal_answer(cc, &cmds[i], ret);
 		mutex_unlock(&cc->lock);
 	}
 }
@@ -448,6 +513,7 @@ void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
 {
 	cc->ctrl = ctrl;
 	cc->ops = ops;
+	cc->refused_dw11 = NVME_COAL_DW11_NONE;
 	mutex_init(&cc->lock);
 	INIT_LIST_HEAD(&cc->queues);
 	INIT_DELAYED_WORK(&cc->work, nvme_coal_work);
@@ -503,8 +569,20 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 		list_add_tail(&q->node, &cc->queues);
 	list_for_each_entry(other, &cc->queues, node)
 		first &= !other->active;
-	if (first)
-		cc->feat_dw11 = 0;
+	if (first) {
+		/*
+		 * A reset set the features back to their defaults, unless a
+		 * command queued before it reaches the new controller: one
+		 * that may have carried a value makes the next period send the
+		 * wanted one, and answers to older ones are ignored.
+		 */
+		cc->gen++;
+		cc->feat_dw11 = cc->sent_08h ? NVME_COAL_DW11_UNKNOWN : 0;
+		cc->refused_dw11 = NVME_COAL_DW11_NONE;
+		cc->sent_08h = false;
+		WRITE_ONCE(cc->hold_us, cc->feat_dw11 ?
+			   READ_ONCE(nvme_coal_max_delay_us) : 0);
+	}
 	memset(&q->pol, 0, sizeof(q->pol));
 	q->irq = irq;
 	q->vector = vector;
@@ -512,6 +590,7 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 	q->applied_us = 0;
 	q->refused = refused;
 	q->exempt = false;
+	q->cd_refused = false;
 	q->active = true;
 	WRITE_ONCE(q->cc, cc);
 	mutex_unlock(&cc->lock);

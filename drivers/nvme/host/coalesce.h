@@ -13,6 +13,7 @@
 #include <linux/dcache.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/time64.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
@@ -44,6 +45,11 @@ enum nvme_coal_feat {
 	NVME_COAL_FEAT_REFUSED,	/* the controller said no: genirq only */
 };
 
+/* nvme_coal_ctrl.feat_dw11 after a reset: the controller must be told */
+#define NVME_COAL_DW11_UNKNOWN	U32_MAX
+/* nvme_coal_ctrl.refused_dw11 when no 08h value was refused */
+#define NVME_COAL_DW11_NONE	U32_MAX
+
 /* bits of nvme_coal_ctrl.flags */
 #define NVME_COAL_RUNNING	0	/* the work item is queued or running */
 #define NVME_COAL_DEAD		1	/* the controller is going away */
@@ -58,7 +64,16 @@ enum nvme_coal_feat {
  * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD
  * @feat: what the controller answered to Feature 08h
  * @feat_status: the NVMe status of a refusal
- * @feat_dw11: the Feature 08h value the controller has now (0 = off)
+ * @feat_dw11: the Feature 08h value the controller has now (0 = off,
+ *	NVME_COAL_DW11_UNKNOWN after a reset of a controller that took one)
+ * @refused_dw11: the last 08h value the controller refused, not asked for
+ *	again; NVME_COAL_DW11_NONE if none
+ * @hold_us: the longest aggregation time the controller applies now or
+ *	will once a command in flight completes; read by the lost-interrupt
+ *	poller
+ * @gen: counts controller (re)starts; a command sent before one is stale
+ * @sent_08h: a Feature 08h command was sent since the last (re)start
+ * @cd_accepted: the controller took a Feature 09h command
  * @decisions: state or delay changes of all queues
  * @sw_warned: genirq's refusal of a vector was logged
  */
@@ -72,6 +87,11 @@ struct nvme_coal_ctrl {
 	enum nvme_coal_feat feat;
 	int feat_status;
 	u32 feat_dw11;
+	u32 refused_dw11;
+	u32 hold_us;
+	unsigned int gen;
+	bool sent_08h;
+	bool cd_accepted;
 	u64 decisions;
 	bool sw_warned;
 };
@@ -90,6 +110,7 @@ struct nvme_coal_ctrl {
  * @valid: @load is from the period that just ended
  * @refused: why genirq will not moderate the vector (-errno), 0 if it will
  * @exempt: the vector is exempt from device coalescing (Feature 09h CD)
+ * @cd_refused: the controller refused Feature 09h for this vector
  * @applied_us: the genirq delay this code set on the vector
  * @decisions: state or delay changes
  * @moderated_ns: time spent moderated
@@ -106,6 +127,7 @@ struct nvme_coal_queue {
 	bool active;
 	bool valid;
 	bool exempt;
+	bool cd_refused;
 	int refused;
 	u32 applied_us;
 	u64 decisions;
@@ -149,6 +171,25 @@ static inline void nvme_coal_account(struct nvme_coal_queue *q,
 	if (cc && unlikely(!test_bit(NVME_COAL_RUNNING, &cc->flags)) &&
 	    READ_ONCE(nvme_coal_adaptive) && !READ_ONCE(nvme_coal_disabled))
 		nvme_coal_kick(cc);
+}
+
+/**
+ * nvme_coal_hold_ns() - how long the controller may hold a queue's interrupt
+ * @q: the queue's state
+ *
+ * The Feature 08h aggregation time the controller has or is being sent,
+ * for the lost-interrupt poller: a completion that waits that long on
+ * purpose is not stuck.
+ *
+ * Context: any; lockless.
+ *
+ * Return: the time in ns, 0 if the controller does not coalesce.
+ */
+static inline u64 nvme_coal_hold_ns(const struct nvme_coal_queue *q)
+{
+	const struct nvme_coal_ctrl *cc = READ_ONCE(q->cc);
+
+	return cc ? (u64)READ_ONCE(cc->hold_us) * NSEC_PER_USEC : 0;
 }
 
 #endif /* _NVME_COALESCE_H */

@@ -8,7 +8,8 @@
  * The periods are driven by hand with synthetic counters and a synthetic
  * clock; the thresholds are the ones the kernel runs with, so the load is
  * derived from them.  The fake vectors do not exist: genirq refuses them,
- * which leaves the device as the only actuator.
+ * which leaves the device as the only actuator.  Adaptive coalescing is
+ * switched on for each case and back as it was after it.
  */
 #include <kunit/device.h>
 #include <kunit/test.h>
@@ -22,6 +23,7 @@
 #define MAX_SENT	64
 #define NO_IRQ		INT_MAX		/* genirq has no such vector */
 #define STATUS_NOT_CHANGEABLE	0x410e
+#define STATUS_INVALID_FIELD	0x4002
 
 struct fake_cmd {
 	unsigned int fid;
@@ -37,8 +39,14 @@ struct fake_ctrl {
 	struct fake_cmd sent[MAX_SENT];
 	int nsent;
 	int status[2];		/* answer to 08h, 09h */
+	u16 refuse_vector;	/* 09h for this vector only is refused */
+	u64 hold_ns_at_send;	/* what the poller was told as 08h went out */
+	bool reset_in_send;	/* the controller is reset under the next command */
+	unsigned int adaptive, disabled;
 	u64 now;
 };
+
+static void fake_reset(struct fake_ctrl *f);
 
 static struct fake_ctrl *to_fake(struct nvme_coal_ctrl *cc)
 {
@@ -63,6 +71,15 @@ static int fake_set_feature(struct nvme_coal_ctrl *cc, unsigned int fid,
 
 	if (f->nsent < MAX_SENT)
 		f->sent[f->nsent++] = (struct fake_cmd){ .fid = fid, .dw11 = dw11 };
+	if (fid == NVME_FEAT_IRQ_COALESCE)
+		f->hold_ns_at_send = nvme_coal_hold_ns(&f->q[0]);
+	if (fid == NVME_FEAT_IRQ_CONFIG && f->refuse_vector &&
+	    (dw11 & 0xffff) == f->refuse_vector)
+		return STATUS_INVALID_FIELD;
+	if (f->reset_in_send) {
+		f->reset_in_send = false;
+		fake_reset(f);
+	}
 	/* a negative answer stands for "no answer": asked again later */
 	if (status < 0)
 		f->status[fid == NVME_FEAT_IRQ_CONFIG] = 0;
@@ -82,6 +99,8 @@ static void fake_exit(void *data)
 	for (i = 0; i < NR_QUEUES; i++)
 		nvme_coal_stop(&f->q[i]);
 	nvme_coal_ctrl_stop(&f->cc);
+	WRITE_ONCE(nvme_coal_adaptive, f->adaptive);
+	WRITE_ONCE(nvme_coal_disabled, f->disabled);
 }
 
 static struct fake_ctrl *fake_ctrl(struct kunit *test, int queues)
@@ -90,9 +109,12 @@ static struct fake_ctrl *fake_ctrl(struct kunit *test, int queues)
 	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
+	/* the actuator is tested whatever the boot chose */
+	f->adaptive = READ_ONCE(nvme_coal_adaptive);
+	f->disabled = READ_ONCE(nvme_coal_disabled);
+	WRITE_ONCE(nvme_coal_adaptive, 1);
+	WRITE_ONCE(nvme_coal_disabled, 0);
 	nvme_coal_params(&f->p);
-	if (!f->p.enabled)
-		kunit_skip(test, "adaptive coalescing is switched off");
 	f->ctrl.device = kunit_device_register(test, "nvme-coal-test");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(f->ctrl.device));
 	f->ctrl.state = NVME_CTRL_LIVE;
@@ -102,6 +124,19 @@ static struct fake_ctrl *fake_ctrl(struct kunit *test, int queues)
 		nvme_coal_start(&f->q[i], &f->cc, NO_IRQ, i + 1, i + 1);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fake_exit, f), 0);
 	return f;
+}
+
+/* A controller reset: every vector freed and requested again. */
+static void fake_reset(struct fake_ctrl *f)
+{
+	int i;
+
+	for (i = 0; i < NR_QUEUES; i++)
+		if (f->q[i].active)
+			nvme_coal_stop(&f->q[i]);
+	for (i = 0; i < NR_QUEUES; i++)
+		if (f->q[i].cc)
+			nvme_coal_start(&f->q[i], &f->cc, NO_IRQ, i + 1, i + 1);
 }
 
 /*
@@ -370,6 +405,114 @@ static void moved_load_is_moderated_at_once(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, f->q[0].pol.released);
 }
 
+static int count_fid(struct fake_ctrl *f, unsigned int fid)
+{
+	int i, n = 0;
+
+	for (i = 0; i < f->nsent; i++)
+		n += f->sent[i].fid == fid;
+	return n;
+}
+
+/*
+ * The lost-interrupt poller must allow for the controller's aggregation
+ * time from the moment an 08h value goes out until it is switched off.
+ */
+static void poller_allows_for_device_aggregation(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	u64 want;
+
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
+	engage_queue0(test, f);
+	KUNIT_ASSERT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	want = (u64)((f->cc.feat_dw11 >> 8) & 0xff) * 100 * NSEC_PER_USEC;
+	KUNIT_EXPECT_GT(test, want, 0);
+	KUNIT_EXPECT_GE(test, f->hold_ns_at_send, want);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), want);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[1]), want);
+	quiet_periods(f, 1);
+	KUNIT_ASSERT_EQ(test, f->cc.feat_dw11, 0);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
+}
+
+/* A 09h refusal for one vector, after others were taken, is that vector's. */
+static void cd_refusal_of_one_vector_stays_with_it(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 3);
+
+	f->refuse_vector = 3;		/* queue 2 */
+	engage_queue0(test, f);
+	busy_periods(f, 3);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
+	KUNIT_EXPECT_FALSE(test, f->q[2].exempt);
+	KUNIT_EXPECT_TRUE(test, f->q[2].cd_refused);
+	/* asked once, not every period */
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_CONFIG), 2);
+}
+
+/*
+ * 08h accepted, then the controller refuses 09h (genirq from then on) and
+ * the 08h=0 that should switch it off: asked once, not every period.
+ */
+static void refused_08h_is_not_asked_again(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+
+	f->status[1] = STATUS_INVALID_FIELD;
+	engage_queue0(test, f);
+	KUNIT_ASSERT_NE(test, f->cc.feat_dw11, 0);
+	f->status[0] = STATUS_NOT_CHANGEABLE;
+	busy_periods(f, 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_REFUSED);
+	busy_periods(f, 5);
+	quiet_periods(f, 3);
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), 2);
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_CONFIG), 1);
+}
+
+/* An I/O queue on vector 0 (one vector for all): never sent 09h. */
+static void vector_zero_gets_no_09h(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+
+	nvme_coal_stop(&f->q[1]);
+	nvme_coal_start(&f->q[1], &f->cc, NO_IRQ, 0, 2);
+	engage_queue0(test, f);
+	busy_periods(f, 3);
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_CONFIG), 0);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+}
+
+/*
+ * A reset while an 08h command is on its way: the answer that comes back
+ * after the queues started again is stale, and the wanted value is sent
+ * to the new controller.
+ */
+static void reset_sends_the_wanted_08h_again(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	int before;
+
+	f->reset_in_send = true;
+	busy_periods(f, 1 + NVME_COAL_ENGAGE_PERIODS);	/* the probe */
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, NVME_COAL_DW11_UNKNOWN);
+	KUNIT_EXPECT_GT(test, nvme_coal_hold_ns(&f->q[0]), 0);
+	before = f->nsent;
+	busy_periods(f, NVME_COAL_ENGAGE_PERIODS + 1);
+	KUNIT_ASSERT_GT(test, f->nsent, before);
+	/* the new controller is told first, then the value the load needs */
+	KUNIT_EXPECT_EQ(test, f->sent[before].fid, NVME_FEAT_IRQ_COALESCE);
+	KUNIT_EXPECT_EQ(test, f->sent[before].dw11, 0);
+	KUNIT_EXPECT_TRUE(test, f->q[0].pol.engaged);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11,
+			nvme_coal_feat_coalesce(f->q[0].pol.delay_us,
+						f->q[0].pol.batch));
+	KUNIT_EXPECT_NE(test, f->cc.feat_dw11, NVME_COAL_DW11_UNKNOWN);
+}
+
 static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(device_accepted_coalesces_and_exempts),
 	KUNIT_CASE(device_refused_once_genirq_after),
@@ -379,6 +522,11 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(stopped_queue_is_left_alone),
 	KUNIT_CASE(two_moderated_queues_share_one_08h),
 	KUNIT_CASE(moved_load_is_moderated_at_once),
+	KUNIT_CASE(poller_allows_for_device_aggregation),
+	KUNIT_CASE(cd_refusal_of_one_vector_stays_with_it),
+	KUNIT_CASE(refused_08h_is_not_asked_again),
+	KUNIT_CASE(vector_zero_gets_no_09h),
+	KUNIT_CASE(reset_sends_the_wanted_08h_again),
 	{}
 };
 

@@ -98,14 +98,15 @@ void nvme_drain_ctrl_init(struct nvme_drain_ctrl *dc, struct dentry *parent)
 }
 
 /**
- * nvme_drain_start() - the queue's vector was requested
+ * nvme_drain_start() - the queue's vector is about to be requested
  * @d: the queue's drain
  * @dc: the controller's drain state
  * @irq: the vector
  * @qid: queue id
  * @poll: the queue's irq_poll callback
  *
- * Context: process; before the first interrupt can use the drain.
+ * Context: process; before the vector is requested, so that its first
+ * interrupt finds the drain ready.
  */
 void nvme_drain_start(struct nvme_drain *d, struct nvme_drain_ctrl *dc,
 		      int irq, u16 qid, irq_poll_fn *poll)

@@ -183,7 +183,7 @@ static void lost_irq_work_fn(struct work_struct *work)
  * @sq_lock: the queue's submission lock
  * @qid: queue id
  *
- * Call after the queue's interrupt is requested.  The timer is armed by the
+ * Call before the queue's interrupt is requested.  The timer is armed by the
  * first submission.  Context: process.
  */
 void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc,
@@ -196,6 +196,8 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc
 	li->ops = ops;
 	li->sq_lock = sq_lock;
 	li->qid = qid;
+	/* the injector must know it in hardirq, where the lookup may sleep */
+	li->level = irq_get_trigger_type(ops->irq(li)) & IRQ_TYPE_LEVEL_MASK;
 	li->aer_sent = 0;
 	li->aer_done = 0;
 	memset(&li->watch, 0, sizeof(li->watch));

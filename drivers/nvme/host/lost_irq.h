@@ -107,6 +107,7 @@ struct nvme_lost_irq_ctrl {
  * @aer_sent: asynchronous event requests submitted (admin queue, sq_lock)
  * @aer_done: asynchronous event requests completed (completion path)
  * @qid: queue id
+ * @level: the vector is a level-triggered line (INTx)
  * @active: started and not stopped; changed under @sq_lock
  * @stall_ns: how long the completion the last check found stuck had waited
  * @checks: statistics, single writer each: checks made
@@ -126,6 +127,7 @@ struct nvme_lost_irq {
 	u32 aer_sent;
 	u32 aer_done;
 	u16 qid;
+	bool level;
 	bool active;
 	u64 stall_ns;
 	u64 checks;

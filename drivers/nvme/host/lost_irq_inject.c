@@ -10,6 +10,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
+#include <linux/kstrtox.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
@@ -21,14 +22,37 @@
 DECLARE_FAULT_ATTR(nvme_fail_lost_irq);
 static unsigned int fail_lost_irq_qid;
 
-/* Context: early boot (built in, before slab) or process; no allocation. */
+/*
+ * <interval>,<probability>,<space>,<times>: four integers and nothing else,
+ * the probability a percentage.  setup_fault_attr() alone accepts trailing
+ * text and any probability.  Context: early boot (built in, before slab)
+ * or process; no allocation.
+ */
 static int fail_lost_irq_set(const char *val, const struct kernel_param *kp)
 {
-	char buf[64];
+	char buf[64], *s = buf, *tok[4];
+	unsigned long interval, probability, space;
+	int i, times;
 
 	if (strscpy(buf, val, sizeof(buf)) < 0)
 		return -EINVAL;
-	return setup_fault_attr(&nvme_fail_lost_irq, strim(buf)) ? 0 : -EINVAL;
+	s = strim(buf);
+	for (i = 0; i < 4; i++) {
+		tok[i] = strsep(&s, ",");
+		if (!tok[i])
+			return -EINVAL;
+	}
+	if (s)
+		return -EINVAL;		/* a fifth field */
+	if (kstrtoul(tok[0], 0, &interval) || kstrtoul(tok[1], 0, &probability) ||
+	    kstrtoul(tok[2], 0, &space) || kstrtoint(tok[3], 0, &times))
+		return -EINVAL;
+	if (probability > 100 || !interval)
+		return -ERANGE;
+	/* validated: setup_fault_attr() now only stores it */
+	snprintf(buf, sizeof(buf), "%lu,%lu,%lu,%d", interval, probability,
+		 space, times);
+	return setup_fault_attr(&nvme_fail_lost_irq, buf) ? 0 : -EINVAL;
 }
 
 static const struct kernel_param_ops fail_lost_irq_ops = {
@@ -36,11 +60,15 @@ static const struct kernel_param_ops fail_lost_irq_ops = {
 };
 module_param_cb(fail_lost_irq, &fail_lost_irq_ops, NULL, 0200);
 MODULE_PARM_DESC(fail_lost_irq,
-		 "drop I/O queue interrupts as if lost: <interval>,<probability>,<space>,<times>");
+		 "drop I/O queue interrupts as if lost (MSI/MSI-X only): <interval>,<probability 0-100>,<space>,<times>");
 
 /**
  * nvme_lost_irq_inject() - should this interrupt be dropped?
  * @li: the queue's poller state
+ *
+ * A level-triggered line (INTx) is never dropped: its handler returning
+ * with completions posted would leave the line asserted and the CPU
+ * stormed, which is not what a lost message looks like.
  *
  * Context: hardirq, only when a probability is set.
  *
@@ -51,6 +79,8 @@ bool nvme_lost_irq_inject(struct nvme_lost_irq *li)
 	u32 qid = READ_ONCE(fail_lost_irq_qid);
 
 	if (!li->qid || (qid && qid != li->qid))
+		return false;
+	if (li->level)
 		return false;
 	return should_fail(&nvme_fail_lost_irq, 1);
 }

@@ -7,7 +7,8 @@
 # per controller names the vector.  With the poller off, an I/O hit by the
 # injector stalls until io_timeout and ends in "completion polled", as in
 # the field.  Bad parameter values are rejected; controller resets during
-# injected loss do not hang or lose data.
+# injected loss do not hang or lose data.  Only MSI/MSI-X vectors are
+# dropped: an INTx line left asserted would storm its CPU.
 
 DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -31,7 +32,7 @@ if [ -z "$ctrls" ]; then
 	exit "$KSFT_SKIP"
 fi
 mkdir -p "$WORK"
-ktap_set_plan 20
+ktap_set_plan 27
 
 default_ms=$(cat "$PARAM")
 inject() {	# inject QID PROBABILITY: 0 0 turns it off
@@ -164,7 +165,23 @@ else
 fi
 echo "$default_ms" > "$PARAM"
 
-# 13-14: poller off, every interrupt of queue 1 lost, short timeout: the read
+# 13-18: nvme.fail_lost_irq takes four integers and a percentage, nothing
+# else; a rejected value leaves the injector as it was
+FPARAM=/sys/module/nvme/parameters/fail_lost_irq
+echo 0 > "$FAIL/probability"
+for bad in 1,50,0,1junk 1,101,0,1 1,50,0 1,50,0,1,9 0,50,0,1; do
+	if echo "$bad" > "$FPARAM" 2> /dev/null; then
+		ktap_test_fail "fail_lost_irq rejects '$bad'"
+	else
+		ktap_test_result "fail_lost_irq rejects '$bad', probability stays 0" \
+			[ "$(cat "$FAIL/probability")" = 0 ]
+	fi
+done
+echo 1,0,0,-1 > "$FPARAM"
+ktap_test_result "fail_lost_irq takes '1,0,0,-1'" [ $? -eq 0 ]
+inject 0 0
+
+# 19-20: poller off, every interrupt of queue 1 lost, short timeout: the read
 # stalls until io_timeout and is found by nvme_timeout(), as in the field
 dev=nvme0n1
 cpu=$(cut -d, -f1 "/sys/block/$dev/mq/0/cpu_list" | cut -d- -f1)
@@ -184,7 +201,7 @@ ktap_test_result "poller off: the read still completes" [ $rc -eq 0 ]
 ktap_test_result "poller off: nvme_timeout() logs 'completion polled'" \
 	completion_polled
 
-# 15-17: controller resets in a loop during injected-loss I/O
+# 21-24: controller resets in a loop during injected-loss I/O
 dmesg -C
 inject 0 30
 fio_verify reset --time_based --runtime=12 &
@@ -202,13 +219,15 @@ wait $fio_pid
 ok=$?
 inject 0 0
 ktap_print_msg "$resets resets of nvme0 during the run"
+ktap_test_result "resets during injected loss: all 4 resets were started" \
+	[ "$resets" -eq 4 ]
 ktap_test_result "resets during injected loss: fio verify clean" [ $ok -eq 0 ]
 ktap_test_result "resets during injected loss: nvme0 is live" \
 	[ "$(cat /sys/class/nvme/nvme0/state)" = live ]
 ktap_test_result "resets during injected loss: nothing timed out" \
 	no_timeouts
 
-# 18-20: remove the last controller's PCI function during injected-loss
+# 25-27: remove the last controller's PCI function during injected-loss
 # I/O (its I/O fails, nothing else may), then rescan the bus
 last=$(echo "$ctrls" | tail -n 1)
 pcidev=$(basename "$(readlink -f "/sys/class/nvme/$last/device")")

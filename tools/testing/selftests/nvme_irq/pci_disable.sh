@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The PCI function stops decoding memory under I/O (as blktests block/011
+# does with setpci): the controller reads all ones, nvme_timeout() starts a
+# freeze and the reset work ends it.  Then decoding is turned back on and the
+# controller reset (or, if the driver gave it up, rebound): it must come back
+# live and serve verified I/O.  scripts/vm fails the boot on any lockdep or
+# workqueue report, which is what this used to produce.
+
+DIR=$(dirname "$0")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/lib.sh"
+
+WORK=${TMPDIR:-/tmp}/nvme_irq_pci_disable
+
+ktap_print_header
+require_root
+ctrls=$(nvme_ctrls)
+if [ -z "$ctrls" ] || ! command -v fio > /dev/null; then
+	ktap_skip_all "needs an NVMe controller and fio"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$WORK"
+ktap_set_plan 4
+
+# the last controller, so that the others keep serving the system
+ctrl=$(echo "$ctrls" | tail -n 1)
+pcidev=$(basename "$(readlink -f "/sys/class/nvme/$ctrl/device")")
+cfg=/sys/bus/pci/devices/$pcidev/config
+ns=/dev/${ctrl}n1
+
+# memory_decode on|off: bit 1 of the PCI Command register
+memory_decode() {
+	python3 - "$cfg" "$1" <<'PY'
+import sys
+with open(sys.argv[1], 'r+b') as f:
+    f.seek(4)
+    cmd = int.from_bytes(f.read(2), 'little')
+    cmd = cmd | 2 if sys.argv[2] == 'on' else cmd & ~2
+    f.seek(4)
+    f.write(cmd.to_bytes(2, 'little'))
+PY
+}
+
+# wait_live: the controller of $pcidev is bound and live; prints its name
+wait_live() {
+	local t c
+
+	for t in $(seq 100); do
+		for c in /sys/bus/pci/devices/$pcidev/nvme/nvme*; do
+			[ -e "$c/state" ] && [ "$(cat "$c/state")" = live ] &&
+				{ basename "$c"; return 0; }
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+echo 2000 > "/sys/block/${ctrl}n1/queue/io_timeout"
+fio --name=decode --filename="$ns" --rw=randread --bs=4k --ioengine=libaio \
+	--direct=1 --iodepth=32 --runtime=8 --time_based > /dev/null 2>&1 &
+fio_pid=$!
+sleep 2
+memory_decode off
+ktap_print_msg "memory decode of $pcidev ($ctrl) off under fio"
+sleep 4
+memory_decode on
+wait $fio_pid
+ktap_print_msg "fio ended with status $? (errors expected)"
+
+if [ -e "/sys/class/nvme/$ctrl/reset_controller" ]; then
+	echo 1 > "/sys/class/nvme/$ctrl/reset_controller" 2> /dev/null
+	ktap_print_msg "$ctrl reset"
+else
+	# the driver removed the dead controller: bind the function again
+	echo "$pcidev" > /sys/bus/pci/drivers/nvme/bind 2> /dev/null
+	ktap_print_msg "$ctrl was given up; $pcidev bound again"
+fi
+now=$(wait_live)
+ktap_test_result "the controller of $pcidev is back and live" [ -n "$now" ]
+ns=/dev/${now:-$ctrl}n1
+for t in $(seq 50); do
+	[ -b "$ns" ] && break
+	sleep 0.2
+done
+ktap_test_result "its namespace $ns is back" [ -b "$ns" ]
+fio --name=verify --filename="$ns" --rw=randwrite --bs=4k --size=8m \
+	--ioengine=libaio --direct=1 --iodepth=16 --verify=crc32c \
+	--verify_fatal=1 > "$WORK/verify.txt" 2>&1
+ktap_test_result "verified I/O on $ns after the recovery" [ $? -eq 0 ]
+ktap_test_result "the other controllers stayed live" \
+	[ -z "$(for c in $ctrls; do [ "$c" = "$ctrl" ] || [ "$(cat /sys/class/nvme/$c/state)" = live ] || echo "$c"; done)" ]
+
+ktap_finished
