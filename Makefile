@@ -5,7 +5,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps qemu qemu-series tree refresh kernel kernel-bench kernel-stock series check check-bisect bench demo clean
+.PHONY: help deps qemu qemu-series tree refresh kernel kernel-bench kernel-stock kernel-sanitize series check check-bisect bench demo clean
 
 help:
 	@echo "make demo          build what is missing, boot the patched kernel, report what the series does"
@@ -19,6 +19,7 @@ help:
 	@echo "make kernel        build the test kernel (series + debug options)"
 	@echo "make kernel-bench  build the benchmark kernel (series, no debug options)"
 	@echo "make kernel-stock  build the stock kernel (same configuration, no series)"
+	@echo "make kernel-sanitize  build the sanitizer kernel (test options + KASAN, kmemleak; nvme as modules)"
 	@echo "make refresh       write the commits of build/linux back into patches/ and the overlay"
 	@echo "make series        export the series to out/series/ (git format-patch + cover letter)"
 	@echo "scripts/vm -- CMD  boot a kernel with emulated NVMe drives and run CMD (scripts/vm --help)"
@@ -47,10 +48,13 @@ kernel-bench: tree
 kernel-stock: tree
 	@$(S)/kernel.sh stock
 
+kernel-sanitize: tree
+	@$(S)/kernel.sh sanitize
+
 series: tree
 	@$(S)/series.sh
 
-check: qemu kernel kernel-bench kernel-stock series
+check: qemu kernel kernel-bench kernel-stock kernel-sanitize series
 	@$(S)/check.sh
 
 bench: qemu kernel-bench kernel-stock

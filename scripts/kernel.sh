@@ -6,6 +6,8 @@
 #          options (lockdep, atomic-sleep, timer objects, lockup detectors)
 #   bench  the series, tinyconfig + the selftest fragment, no debug options
 #   stock  the pristine base, same configuration as bench
+#   sanitize  the series, test options + KASAN and kmemleak, nvme as modules
+#          (installed under the build folder's modules/)
 # After configuring, every option of the fragments must have taken effect.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -16,7 +18,9 @@ case $flavour in
 test)	src=$SRC; frags+=("$TOP/scripts/config/debug.config") ;;
 bench)	src=$SRC ;;
 stock)	src=$STOCK_SRC ;;
-*)	die "unknown kernel flavour '$flavour' (test, bench or stock)" ;;
+sanitize) src=$SRC
+	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config") ;;
+*)	die "unknown kernel flavour '$flavour' (test, bench, stock or sanitize)" ;;
 esac
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
 out=$(kbuild_dir "$flavour")
@@ -78,8 +82,16 @@ fi
 note "building the $flavour kernel (log: $out/build.log)"
 start=$(date +%s)
 set +e +o pipefail
-kmake bzImage 2>&1 | tee "$out/build.log" | grep --line-buffered -E '^  (CC|LD|AR)|error:|warning:'
+targets=(bzImage)
+[ "$flavour" = sanitize ] && targets+=(modules)
+kmake "${targets[@]}" 2>&1 | tee "$out/build.log" | grep --line-buffered -E '^  (CC|LD|AR)|error:|warning:'
 rc=${PIPESTATUS[0]}
+if [ "$rc" -eq 0 ] && [ "$flavour" = sanitize ]; then
+	# modules_install into the build folder: the guest's modprobe -d finds it
+	rm -rf "$out/modules"
+	kmake -s INSTALL_MOD_PATH="$out/modules" INSTALL_MOD_STRIP=1 \
+		DEPMOD=/sbin/depmod modules_install > "$out/modules.log" 2>&1 || rc=$?
+fi
 set -e -o pipefail
 if [ "$rc" -ne 0 ]; then
 	grep -E 'error|Error' "$out/build.log" | tail -20 >&2

@@ -9,6 +9,10 @@ Connects to QEMU's QMP socket and, until QEMU exits:
    JSON object, {"execute": ..., "arguments": ...}) and answers each in
    <name>.rsp: "ok" and the return value (a list as space-separated words,
    a scalar as is, anything else as JSON), or "error: <description>";
+ - answers the relay's own command {"execute": "x-stall-host",
+   "arguments": {"ms": M}} by stopping the whole QEMU process with SIGSTOP
+   for M ms (at most 1000), as an overloaded host or a hypervisor does to
+   a guest; the guest's clock runs on, so its timers fire late;
  - when the guest powers off (QEMU started with -action shutdown=pause, so
    the devices are still there), writes RESULTS/qemu-counters.json with the
    counters of each NVMe device and quits QEMU.
@@ -16,6 +20,7 @@ The guest end is scripts/guest/qmp.
 """
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -83,6 +88,22 @@ def fmt(value):
     return str(value)
 
 
+def stall_host(q, ms):
+    """SIGSTOP QEMU for ms milliseconds; its pid is a vCPU thread's group."""
+    if not isinstance(ms, int) or not 1 <= ms <= 1000:
+        return {'error': {'desc': 'ms must be an integer in 1..1000'}}
+    r = q.cmd('query-cpus-fast')
+    if 'error' in r:
+        return r
+    tid = r['return'][0]['thread-id']
+    os.kill(tid, signal.SIGSTOP)
+    try:
+        time.sleep(ms / 1000)
+    finally:
+        os.kill(tid, signal.SIGCONT)
+    return {'return': ms}
+
+
 def serve(q, qdir):
     for name in sorted(os.listdir(qdir)):
         if not name.endswith('.req'):
@@ -90,7 +111,10 @@ def serve(q, qdir):
         path = os.path.join(qdir, name)
         try:
             req = json.load(open(path))
-            r = q.cmd(req['execute'], req.get('arguments'))
+            if req['execute'] == 'x-stall-host':
+                r = stall_host(q, req.get('arguments', {}).get('ms'))
+            else:
+                r = q.cmd(req['execute'], req.get('arguments'))
             if 'error' in r:
                 out = 'error: %s\n' % r['error'].get('desc', r['error'])
             else:

@@ -45,7 +45,6 @@ struct irq_moderation {
 	u64 held_ns;
 };
 
-
 extern struct static_key_false_deferred irq_moderation_used;
 
 bool __irq_moderation_hold(struct irq_desc *desc);

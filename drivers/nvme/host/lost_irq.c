@@ -61,7 +61,11 @@ MODULE_PARM_DESC(lost_irq_poll_ms,
  *	or coalescing) before it counts as stuck
  *
  * A completion is stuck when it was already posted at the same head at an
- * earlier check at least @hold_ns ago and no interrupt was serviced since.
+ * earlier check at least @hold_ns ago and no interrupt was serviced since,
+ * judged only across checks that ran on time: if this one comes more than
+ * two periods after the previous one, the CPU or the host was stalled (an
+ * SMI, a hypervisor's steal time) and the interrupt may merely be late as
+ * well; the wait is then measured again from this check.
  * Pure function of its arguments.  Context: any.
  *
  * Return: what to do with the queue.
@@ -69,14 +73,21 @@ MODULE_PARM_DESC(lost_irq_poll_ms,
 enum nvme_cq_verdict nvme_cq_check(struct nvme_cq_watch *w,
 				   const struct nvme_cq_sample *s, u64 hold_ns)
 {
+	bool late = s->period_ns && w->last_ns && s->now_ns > w->last_ns &&
+		    s->now_ns - w->last_ns > 2 * s->period_ns;
+
+	w->last_ns = s->now_ns;
 	if (!s->pending) {
 		w->since_ns = 0;
 		return s->outstanding ? NVME_CQ_BUSY : NVME_CQ_IDLE;
 	}
 	if (w->since_ns && s->head == w->head && s->irqs == w->irqs) {
-		if (s->now_ns > w->since_ns && s->now_ns - w->since_ns >= hold_ns)
+		if (s->now_ns <= w->since_ns || s->now_ns - w->since_ns < hold_ns)
+			return NVME_CQ_BUSY;
+		if (!late)
 			return NVME_CQ_STUCK;
-		return NVME_CQ_BUSY;
+		w->since_ns = s->now_ns;
+		return NVME_CQ_LATE;
 	}
 	/* first sight of this completion, or the queue moved since */
 	w->since_ns = s->now_ns ?: 1;
@@ -103,12 +114,14 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 {
 	struct nvme_lost_irq *li = container_of(timer, struct nvme_lost_irq, timer);
 	struct nvme_cq_sample s = { };
+	u64 prev_ns = li->watch.last_ns;
 
 	if (!READ_ONCE(li->active) || !READ_ONCE(nvme_lost_irq_poll_ms))
 		return HRTIMER_NORESTART;
 
 	li->ops->sample(li, &s);
 	s.now_ns = ktime_get_ns();
+	s.period_ns = ktime_to_ns(lost_irq_period());
 	s.irqs = READ_ONCE(li->irqs);
 	s.outstanding -= min(s.outstanding,
 			     READ_ONCE(li->aer_sent) - READ_ONCE(li->aer_done));
@@ -120,6 +133,11 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	case NVME_CQ_STUCK:
 		li->stall_ns = s.now_ns - li->watch.since_ns;
 		queue_work(system_highpri_wq, &li->work);
+		break;
+	case NVME_CQ_LATE:
+		WRITE_ONCE(li->late, li->late + 1);
+		trace_nvme_lost_irq_late(dev_name(li->ctrl->dev), li->qid,
+					 div_u64(s.now_ns - prev_ns, NSEC_PER_USEC));
 		break;
 	case NVME_CQ_BUSY:
 		break;
@@ -237,24 +255,27 @@ void nvme_lost_irq_stop(struct nvme_lost_irq *li)
 static int lost_irq_show(struct seq_file *m, void *unused)
 {
 	struct nvme_lost_irq_ctrl *lc = m->private;
-	u64 checks = 0, recoveries = 0, reaped = 0, max_stall = 0;
+	u64 checks = 0, late = 0, recoveries = 0, reaped = 0, max_stall = 0;
 	struct nvme_lost_irq *li;
 
 	mutex_lock(&lc->lock);
 	list_for_each_entry(li, &lc->queues, node) {
 		checks += READ_ONCE(li->checks);
+		late += READ_ONCE(li->late);
 		recoveries += READ_ONCE(li->recoveries);
 		reaped += READ_ONCE(li->reaped);
 		max_stall = max(max_stall, READ_ONCE(li->max_stall_ns));
 	}
 	seq_printf(m, "poll_ms: %u\n", READ_ONCE(nvme_lost_irq_poll_ms));
 	seq_printf(m, "checks: %llu\n", checks);
+	seq_printf(m, "late_checks: %llu\n", late);
 	seq_printf(m, "recoveries: %llu\n", recoveries);
 	seq_printf(m, "completions_recovered: %llu\n", reaped);
 	seq_printf(m, "max_stall_us: %llu\n", div_u64(max_stall, NSEC_PER_USEC));
 	seq_printf(m, "warned: %d\n", lc->warned);
 	list_for_each_entry(li, &lc->queues, node) {
 		seq_printf(m, "q%u.checks: %llu\n", li->qid, READ_ONCE(li->checks));
+		seq_printf(m, "q%u.late_checks: %llu\n", li->qid, READ_ONCE(li->late));
 		seq_printf(m, "q%u.recoveries: %llu\n", li->qid, READ_ONCE(li->recoveries));
 		seq_printf(m, "q%u.completions_recovered: %llu\n", li->qid,
 			   READ_ONCE(li->reaped));

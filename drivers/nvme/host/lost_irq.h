@@ -30,10 +30,13 @@
  * @pending: a completion is posted at @head
  * @hold_ns: how long the queue's interrupt may be held back on purpose
  *	(interrupt moderation); 0 if it is signalled at once
+ * @period_ns: the checks' period; a check that comes more than two periods
+ *	after the previous one ran late (0: never judged late)
  */
 struct nvme_cq_sample {
 	u64 now_ns;
 	u64 hold_ns;
+	u64 period_ns;
 	u32 irqs;
 	u32 outstanding;
 	u16 head;
@@ -46,9 +49,11 @@ struct nvme_cq_sample {
  *	none is
  * @irqs: interrupts serviced at that time
  * @head: CQ head at that time
+ * @last_ns: time of the previous check, 0 before the first
  */
 struct nvme_cq_watch {
 	u64 since_ns;
+	u64 last_ns;
 	u32 irqs;
 	u16 head;
 };
@@ -57,6 +62,9 @@ enum nvme_cq_verdict {
 	NVME_CQ_IDLE,	/* nothing outstanding: stop checking */
 	NVME_CQ_BUSY,	/* keep checking */
 	NVME_CQ_STUCK,	/* a completion waits with no interrupt: reap it */
+	NVME_CQ_LATE,	/* it would be stuck, but this check ran late: the CPU
+			 * or the host stalled, so the interrupt may only be
+			 * late too; judged again from this check */
 };
 
 enum nvme_cq_verdict nvme_cq_check(struct nvme_cq_watch *w,
@@ -111,6 +119,7 @@ struct nvme_lost_irq_ctrl {
  * @active: started and not stopped; changed under @sq_lock
  * @stall_ns: how long the completion the last check found stuck had waited
  * @checks: statistics, single writer each: checks made
+ * @late: checks that would have found a completion stuck but ran late
  * @recoveries: recoveries that reaped at least one completion
  * @reaped: completions reaped by recoveries
  * @max_stall_ns: longest wait of a recovered completion
@@ -131,6 +140,7 @@ struct nvme_lost_irq {
 	bool active;
 	u64 stall_ns;
 	u64 checks;
+	u64 late;
 	u64 recoveries;
 	u64 reaped;
 	u64 max_stall_ns;

@@ -48,13 +48,15 @@ static void outstanding_commands_keep_checking(struct kunit *test)
 static void serviced_completions_never_stuck(struct kunit *test)
 {
 	struct nvme_cq_watch w = { };
-	u16 head = 0;
+	u16 head = 12;
 	u32 irqs = 0;
 	int i;
 
-	/* every check finds a new completion, the handler took the last one */
+	/*
+	 * a completion posted at the same head at every check, but an
+	 * interrupt serviced in between each time: only the count decides
+	 */
 	for (i = 1; i <= 100; i++) {
-		head = (head + 3) % 1024;
 		irqs++;
 		KUNIT_EXPECT_NE(test, check(&w, MS(5 * i), head, true, irqs, 8, 0),
 				NVME_CQ_STUCK);
@@ -137,6 +139,31 @@ static void clock_not_advancing_is_not_stuck(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, check(&w, MS(3), 4, true, 2, 1, 0), NVME_CQ_BUSY);
 }
 
+/*
+ * The host stalled the CPU between two checks: a completion that waited
+ * across the stall is not judged lost (its interrupt may be late as
+ * well); the next check, on time, judges it.
+ */
+static void late_check_does_not_judge(struct kunit *test)
+{
+	struct nvme_cq_watch w = { };
+	struct nvme_cq_sample s = sample(MS(5), 6, true, 3, 1);
+
+	s.period_ns = MS(5);
+	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_BUSY);
+	s.now_ns = MS(36);		/* 31 ms later: six periods */
+	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_LATE);
+	KUNIT_EXPECT_EQ(test, w.since_ns, MS(36));
+	s.now_ns = MS(41);		/* on time, still no interrupt */
+	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_STUCK);
+	/* up to two periods between checks is on time */
+	w = (struct nvme_cq_watch) { };
+	s.now_ns = MS(100);
+	nvme_cq_check(&w, &s, 0);
+	s.now_ns = MS(110);
+	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_STUCK);
+}
+
 static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE(idle_queue_stops_checking),
 	KUNIT_CASE(outstanding_commands_keep_checking),
@@ -148,6 +175,7 @@ static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE(moderation_hold_is_allowed),
 	KUNIT_CASE(counter_wrap_counts_as_interrupt),
 	KUNIT_CASE(clock_not_advancing_is_not_stuck),
+	KUNIT_CASE(late_check_does_not_judge),
 	{}
 };
 

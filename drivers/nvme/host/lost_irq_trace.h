@@ -31,6 +31,20 @@ TRACE_EVENT(nvme_lost_irq_recovered,
 		      __entry->stall_us)
 );
 
+/* A check found a completion waiting, but ran @gap_us after the last one. */
+TRACE_EVENT(nvme_lost_irq_late,
+	    TP_PROTO(const char *ctrl, u16 qid, u64 gap_us),
+	    TP_ARGS(ctrl, qid, gap_us),
+	    TP_STRUCT__entry(__string(ctrl, ctrl)
+			     __field(u16, qid)
+			     __field(u64, gap_us)),
+	    TP_fast_assign(__assign_str(ctrl);
+			   __entry->qid = qid;
+			   __entry->gap_us = gap_us;),
+	    TP_printk("%s qid=%u gap_us=%llu",
+		      __get_str(ctrl), __entry->qid, __entry->gap_us)
+);
+
 #endif /* _NVME_LOST_IRQ_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

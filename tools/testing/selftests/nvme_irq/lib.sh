@@ -83,3 +83,21 @@ once_per_ctrl() {
 write_rejected() {
 	! echo "$2" > "$1" 2> /dev/null
 }
+
+# modprobe, from the module tree NVME_IRQ_MODROOT (an INSTALL_MOD_PATH) when
+# set: a test kernel's modules need not be installed in /lib/modules
+nvme_modprobe() {
+	modprobe ${NVME_IRQ_MODROOT:+-d "$NVME_IRQ_MODROOT"} "$@"
+}
+
+# mark_dmesg: write a start line into the kernel log; dmesg_since prints
+# only what was logged after it, so that a test judges its own messages,
+# not those of whatever ran before it in the same boot
+mark_dmesg() {
+	DMESG_MARK="nvme_irq selftest $(basename "$0") $$ starts"
+	echo "$DMESG_MARK" > /dev/kmsg
+}
+
+dmesg_since() {
+	dmesg | awk -v m="$DMESG_MARK" 'f { print } index($0, m) { f = 1 }'
+}

@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The series builds warning-free (W=1) in configurations the test kernels do
+# not cover: one option off at a time from the test configuration, object
+# builds of the directories the series touches.  nvme as a module is the
+# sanitizer kernel's configuration.  One "pass|fail static: ..." line each.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+export CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
+dirs=(drivers/nvme/host/ kernel/irq/)
+variants=(
+	"irq-moderation-off:# CONFIG_IRQ_MODERATION is not set"
+	"fault-injection-off:# CONFIG_FAULT_INJECTION is not set"
+	"debugfs-off:# CONFIG_DEBUG_FS is not set"
+	"tracing-off:# CONFIG_FTRACE is not set"
+)
+for v in "${variants[@]}"; do
+	name=${v%%:*} line=${v#*:}
+	opt=${line#\# }; opt=${opt%% *}
+	out=$(kbuild_dir "matrix-$name")
+	mkdir -p "$out"
+	{ grep -v "^$opt=" "$TOP/tools/testing/selftests/nvme_irq/config"; echo "$line"; } \
+		> "$out/.fragment.new"
+	kmake() {
+		make -C "$SRC" O="$out" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
+			-j"$(nproc)" "$@"
+	}
+	if ! cmp -s "$out/.fragment.new" "$out/.fragment" || [ ! -f "$out/.config" ]; then
+		kmake -s tinyconfig > /dev/null 2>&1
+		(cd "$SRC" && ARCH=x86_64 KCONFIG_CONFIG="$out/.config" \
+			scripts/kconfig/merge_config.sh -m -O "$out" "$out/.config" \
+			"$out/.fragment.new" > /dev/null 2>&1)
+		kmake -s olddefconfig > /dev/null 2>&1
+		mv "$out/.fragment.new" "$out/.fragment"
+	fi
+	if grep -q "^$opt=y" "$out/.config"; then
+		echo "fail static: config matrix $name: $opt stayed on"
+		continue
+	fi
+	# rebuild the series' objects so that their warnings are seen again
+	find "$out/drivers/nvme/host" "$out/kernel/irq" -name '*.o' -delete 2> /dev/null
+	kmake W=1 "${dirs[@]}" > "$out/build.log" 2>&1
+	rc=$?
+	warn=$(grep -cE 'warning:|error:' "$out/build.log")
+	if [ $rc -eq 0 ] && [ "$warn" -eq 0 ]; then
+		echo "pass static: config matrix $name: drivers/nvme/host, kernel/irq build W=1 clean"
+	else
+		echo "fail static: config matrix $name: exit $rc, $warn warning(s) (see $out/build.log)"
+		grep -E 'warning:|error:' "$out/build.log" | head -5 | sed 's/^/    /' >&2
+	fi
+done

@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host stalls are not lost interrupts: while fio verifies I/O on every
+# drive, the host stops the whole QEMU process for 60 ms, twenty times
+# ($NVME_IRQ_QMP stall), with the poller checking every millisecond.  The guest's clock runs through each stall, so the
+# poller's checks fire late and may find completions whose interrupts are
+# merely late too.  No completion may be "recovered", no warning blame the
+# interrupt chip and nothing time out; checks that ran late are counted in
+# late_checks instead.
+
+DIR=$(dirname "$0")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/lib.sh"
+
+DBG=/sys/kernel/debug/nvme_pci
+WORK=${TMPDIR:-/tmp}/nvme_irq_host_stall
+
+ktap_print_header
+require_root
+mark_dmesg
+ctrls=$(nvme_ctrls)
+if [ -z "$ctrls" ] || [ -z "${NVME_IRQ_QMP:-}" ] ||
+   ! "$NVME_IRQ_QMP" stall 1 2> /dev/null; then
+	ktap_skip_all "needs NVMe controllers and a host that can stall the guest (NVME_IRQ_QMP)"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$WORK"
+ktap_set_plan 4
+
+key_sum() {	# key_sum KEY: summed over every controller's lost_irq file
+	cat "$DBG"/nvme*/lost_irq | awk -v k="$1:" '$1 == k { s += $2 } END { print s + 0 }'
+}
+
+# checks for ktap_test_result, which runs its command unquoted
+no_warning() {
+	! dmesg_since | grep -q "completion interrupt lost"
+}
+no_timeout() {
+	! dmesg_since | grep -q timeout
+}
+
+# checks every ms: more of them fall right after a stall
+PARAM=/sys/module/nvme/parameters/lost_irq_poll_ms
+default_ms=$(cat "$PARAM")
+trap 'echo "$default_ms" > "$PARAM"' EXIT
+echo 1 > "$PARAM"
+recov0=$(key_sum recoveries)
+late0=$(key_sum late_checks)
+fio_json stall --rw=randrw --bs=4k --ioengine=libaio --direct=1 \
+	--iodepth=4 --size=16m --verify=crc32c --verify_fatal=1 \
+	--time_based --runtime=10 $(fio_all_drives) > "$WORK/fio.out" &
+pid=$!
+sleep 1
+stalls=0
+for i in $(seq 20); do
+	"$NVME_IRQ_QMP" stall 60 && stalls=$((stalls + 1))
+	sleep 0.3
+done
+wait $pid
+ok=$?
+cat "$WORK/fio.out"
+recov=$(($(key_sum recoveries) - recov0))
+late=$(($(key_sum late_checks) - late0))
+ktap_print_msg "$stalls host stalls of 60 ms; recoveries $recov, late checks $late"
+ktap_test_result "host stalls: all 20 happened, fio verify clean" \
+	[ "$ok:$stalls" = 0:20 ]
+ktap_test_result "host stalls: no completion recovered as lost" [ "$recov" -eq 0 ]
+ktap_test_result "host stalls: no lost-interrupt warning" no_warning
+ktap_test_result "host stalls: nothing timed out" no_timeout
+
+ktap_finished
