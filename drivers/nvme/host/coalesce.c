@@ -31,6 +31,7 @@ unsigned int nvme_coal_adaptive = 1;
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_adaptive);
 unsigned int nvme_coal_disabled;
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_disabled);
+DEFINE_STATIC_KEY_TRUE(nvme_coal_on);
 static unsigned int nvme_coal_period_ms = 50;
 static unsigned int nvme_coal_high_io_delta = 10000;
 static unsigned int nvme_coal_avg_qd_threshold = 8;
@@ -73,6 +74,13 @@ static int knob_param_set(const char *val, const struct kernel_param *kp)
 	if (v < knob->min || v > knob->max)
 		return -ERANGE;
 	WRITE_ONCE(*knob->val, v);
+	/* the boot switch also switches the handler's accounting */
+	if (knob == &knobs[KNOB_ADAPTIVE]) {
+		if (v)
+			static_branch_enable(&nvme_coal_on);
+		else
+			static_branch_disable(&nvme_coal_on);
+	}
 	return 0;
 }
 

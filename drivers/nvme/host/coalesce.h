@@ -11,6 +11,7 @@
 
 #include <linux/bitops.h>
 #include <linux/dcache.h>
+#include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/time64.h>
@@ -136,6 +137,8 @@ struct nvme_coal_queue {
 
 extern unsigned int nvme_coal_adaptive;
 extern unsigned int nvme_coal_disabled;
+/* nvme.adaptive_coalescing is 1: the interrupt handler accounts its runs */
+DECLARE_STATIC_KEY_TRUE(nvme_coal_on);
 
 void nvme_coal_debugfs_init(void);
 void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
@@ -150,6 +153,19 @@ void nvme_coal_kick(struct nvme_coal_ctrl *cc);
 void nvme_coal_params(struct nvme_coal_params *p);
 bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns);
 #endif
+
+/**
+ * nvme_coal_enabled() - should the interrupt handler account its runs?
+ *
+ * A patched-out branch when nvme.adaptive_coalescing is 0, so that the
+ * handler does not even count the commands outstanding.
+ *
+ * Context: any.
+ */
+static inline bool nvme_coal_enabled(void)
+{
+	return static_branch_likely(&nvme_coal_on);
+}
 
 /**
  * nvme_coal_account() - account one run of a queue's interrupt handler

@@ -30,6 +30,7 @@
 #define NVME_LOST_IRQ_POLL_MS_MAX	1000
 
 unsigned int nvme_lost_irq_poll_ms = 5;
+DEFINE_STATIC_KEY_TRUE(nvme_lost_irq_on);
 
 static int lost_irq_poll_ms_set(const char *val, const struct kernel_param *kp)
 {
@@ -42,6 +43,15 @@ static int lost_irq_poll_ms_set(const char *val, const struct kernel_param *kp)
 	if (ms > NVME_LOST_IRQ_POLL_MS_MAX)
 		return -ERANGE;
 	WRITE_ONCE(nvme_lost_irq_poll_ms, ms);
+	/*
+	 * Off: the handler stops counting interrupts and submissions stop
+	 * arming the timer; a timer still armed finds the period 0 and ends.
+	 * The counts restart from the next check when it is switched on.
+	 */
+	if (ms)
+		static_branch_enable(&nvme_lost_irq_on);
+	else
+		static_branch_disable(&nvme_lost_irq_on);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <linux/device.h>
 #include <linux/fault-inject.h>
 #include <linux/hrtimer.h>
+#include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/ratelimit.h>
@@ -62,9 +63,12 @@ enum nvme_cq_verdict {
 	NVME_CQ_IDLE,	/* nothing outstanding: stop checking */
 	NVME_CQ_BUSY,	/* keep checking */
 	NVME_CQ_STUCK,	/* a completion waits with no interrupt: reap it */
-	NVME_CQ_LATE,	/* it would be stuck, but this check ran late: the CPU
-			 * or the host stalled, so the interrupt may only be
-			 * late too; judged again from this check */
+	/*
+	 * It would be stuck, but this check ran late: the CPU or the host
+	 * stalled, so the interrupt may only be late too.  Judged again
+	 * from this check.
+	 */
+	NVME_CQ_LATE,
 };
 
 enum nvme_cq_verdict nvme_cq_check(struct nvme_cq_watch *w,
@@ -147,6 +151,8 @@ struct nvme_lost_irq {
 };
 
 extern unsigned int nvme_lost_irq_poll_ms;
+/* nvme.lost_irq_poll_ms is not 0: the hot paths account and arm */
+DECLARE_STATIC_KEY_TRUE(nvme_lost_irq_on);
 
 void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc, struct device *dev,
 			     struct dentry *parent);
@@ -179,7 +185,8 @@ static inline bool nvme_lost_irq_note(struct nvme_lost_irq *li)
 	    nvme_lost_irq_inject(li))
 		return false;
 #endif
-	WRITE_ONCE(li->irqs, li->irqs + 1);
+	if (static_branch_likely(&nvme_lost_irq_on))
+		WRITE_ONCE(li->irqs, li->irqs + 1);
 	return true;
 }
 
@@ -188,10 +195,13 @@ static inline bool nvme_lost_irq_note(struct nvme_lost_irq *li)
  * @li: the queue's poller state
  *
  * Context: any, with the queue's sq_lock held.  Costs a test of the timer
- * while it is armed, which it is as long as the queue is busy.
+ * while it is armed, which it is as long as the queue is busy, and a
+ * patched-out branch when the poller is off.
  */
 static inline void nvme_lost_irq_arm(struct nvme_lost_irq *li)
 {
+	if (!static_branch_likely(&nvme_lost_irq_on))
+		return;
 	if (li->active && READ_ONCE(nvme_lost_irq_poll_ms) &&
 	    !hrtimer_is_queued(&li->timer))
 		nvme_lost_irq_start_timer(li);
