@@ -5,9 +5,9 @@
 # drive, the host stops the whole QEMU process for 60 ms, twenty times
 # ($NVME_IRQ_QMP stall), with the poller checking every millisecond.  The
 # guest's clock runs through each stall, so the poller's checks fire late
-# and may find completions whose interrupts are merely late too.  No completion may be "recovered", no warning blame the
-# interrupt chip and nothing time out; checks that ran late are counted in
-# late_checks instead.
+# and may find completions whose interrupts are merely late too.  No
+# completion may be "recovered", no warning blame the interrupt chip and
+# nothing time out; checks that ran late are counted in late_checks.
 
 DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
