@@ -61,8 +61,8 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 	struct irq_moderation *m = irq_moderation_locked(desc);
 	u64 now;
 
-	/* a second handler was added: it never agreed to wait */
-	if (!m->delay_ns || desc->action->next)
+	/* a handler other than the one that set it never agreed to wait */
+	if (!m->delay_ns || desc->action != m->owner || desc->action->next)
 		return false;
 	if (m->armed) {
 		m->held++;
@@ -361,16 +361,19 @@ EXPORT_SYMBOL_GPL(irq_get_moderation);
 void irq_moderation_free(struct irq_desc *desc, struct irqaction *action)
 {
 	struct irq_moderation *m;
+	bool was_on;
 
 	m = rcu_dereference_protected(desc->moderation,
 				      lockdep_is_held(&desc->request_mutex));
 	if (!m || (m->owner != action && desc->action))
 		return;
-	irq_moderation_quiesce(desc, m);
+	/* unpublish first: no interrupt can arm the timer after this */
 	raw_spin_lock_irq(&desc->lock);
 	RCU_INIT_POINTER(desc->moderation, NULL);
+	was_on = m->delay_ns;
 	raw_spin_unlock_irq(&desc->lock);
-	if (m->delay_ns)
+	irq_moderation_quiesce(desc, m);
+	if (was_on)
 		static_branch_slow_dec_deferred(&irq_moderation_used);
 	kfree_rcu(m, rcu);
 }

@@ -304,15 +304,23 @@ static void rejects_unsafe_vectors(struct kunit *test)
 	fake_free(l, true);
 }
 
+/* A descriptor with one IRQF_SHARED handler, as pci_request_irq() makes. */
+static struct fake_line *fake_request_shared(struct kunit *test)
+{
+	struct fake_line *l = fake_alloc(test, &fake_chip, handle_edge_irq);
+
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", l), 0);
+	return l;
+}
+
 /* MSI vectors come with IRQF_SHARED (pci_request_irq()) and one handler. */
 static void shared_flag_alone_is_accepted(struct kunit *test)
 {
-	struct fake_line *l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	struct fake_line *l = fake_request_shared(test);
 	struct fake_line *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, other);
-	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
-					  "modtest", l), 0);
 	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, HOLD_US), 0);
 	fake_raise(l);
 	fake_raise(l);
@@ -359,12 +367,10 @@ static void free_while_held(struct kunit *test)
  */
 static void dropped_with_the_handler_that_set_it(struct kunit *test)
 {
-	struct fake_line *l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	struct fake_line *l = fake_request_shared(test);
 	struct fake_line *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, other);
-	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
-					  "modtest", l), 0);
 	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, HOLD_US), 0);
 	/* another handler joins and leaves: the owner keeps its setting */
 	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,

@@ -272,8 +272,10 @@ static bool nvme_coal_need_08h(struct nvme_coal_ctrl *cc, u32 dw11)
 /* Context: work, lock.  Returns the number of commands queued in @cmds. */
 static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds)
 {
-	bool device = cc->feat == NVME_COAL_FEAT_ACCEPTED;
 	u32 dw11 = nvme_coal_device_target(cc);
+	/* a value the controller refused is carried by genirq instead */
+	bool device = cc->feat == NVME_COAL_FEAT_ACCEPTED &&
+		      !(dw11 && dw11 == cc->refused_dw11);
 	struct nvme_coal_queue *q;
 	int n = 0;
 
@@ -297,7 +299,6 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cm
 			.fid = NVME_FEAT_IRQ_COALESCE, .dw11 = dw11, .gen = cc->gen,
 		};
 		/* the controller may apply it before we hear back */
-		cc->sent_08h = true;
 		WRITE_ONCE(cc->hold_us, max(cc->hold_us,
 					    nvme_coal_feat_time_us(dw11)));
 	}
@@ -320,13 +321,14 @@ static void nvme_coal_refuse(struct nvme_coal_ctrl *cc, unsigned int fid,
  * not asked for again; the probe's refusal, or a 09h refusal before any
  * 09h was taken, means the controller cannot coalesce the way the policy
  * needs: genirq from then on.  A later 09h refusal concerns its vector
- * only.  Context: work, lock.
+ * only.  Returns false for an answer from before a reset.  Context:
+ * work, lock.
  */
-static void nvme_coal_answer(struct nvme_coal_ctrl *cc,
+static bool nvme_coal_answer(struct nvme_coal_ctrl *cc,
 			     const struct nvme_coal_cmd *cmd, int status)
 {
 	if (cmd->gen != cc->gen)
-		return;		/* sent before a reset: the controller forgot it */
+		return false;	/* sent before a reset: the controller forgot it */
 	if (cmd->fid == NVME_FEAT_IRQ_COALESCE) {
 		if (!status) {
 			cc->feat_dw11 = cmd->dw11;
@@ -338,8 +340,11 @@ static void nvme_coal_answer(struct nvme_coal_ctrl *cc,
 			if (cc->feat == NVME_COAL_FEAT_UNTRIED)
 				nvme_coal_refuse(cc, cmd->fid, status);
 		}
-		WRITE_ONCE(cc->hold_us, nvme_coal_feat_time_us(cc->feat_dw11));
-		return;
+		/* while the value is unknown, the longest hold stays allowed */
+		if (cc->feat_dw11 != NVME_COAL_DW11_UNKNOWN)
+			WRITE_ONCE(cc->hold_us,
+				   nvme_coal_feat_time_us(cc->feat_dw11));
+		return true;
 	}
 	if (!status) {
 		cc->cd_accepted = true;
@@ -350,6 +355,7 @@ static void nvme_coal_answer(struct nvme_coal_ctrl *cc,
 	} else {
 		cmd->q->cd_refused = true;
 	}
+	return true;
 }
 
 /*
@@ -360,17 +366,21 @@ static void nvme_coal_answer(struct nvme_coal_ctrl *cc,
 static void nvme_coal_send(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds,
 			   int n)
 {
+	bool fresh = true;
 	int i, ret;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && fresh; i++) {
 		if (nvme_ctrl_state(cc->ctrl) != NVME_CTRL_LIVE)
 			return;
+		mutex_lock(&cc->lock);
+		cc->inflight++;
+		mutex_unlock(&cc->lock);
 		ret = cc->ops->set_feature(cc, cmds[i].fid, cmds[i].dw11);
-		if (ret < 0)
-			return;	/* no answer (reset, removal): try next period */
 
 		mutex_lock(&cc->lock);
-		nvme_coal_answer(cc, &cmds[i], ret);
+		cc->inflight--;
+		/* no answer (reset, removal): try next period */
+		fresh = ret >= 0 && nvme_coal_answer(cc, &cmds[i], ret);
 		mutex_unlock(&cc->lock);
 	}
 }
@@ -423,7 +433,8 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 	n = nvme_coal_actuate(cc, cmds);
 	mutex_unlock(&cc->lock);
 	nvme_coal_send(cc, cmds, n);
-	return busy || n;
+	/* commands for a controller that is not live wait for an interrupt */
+	return busy || (n && nvme_ctrl_state(cc->ctrl) == NVME_CTRL_LIVE);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_period);
 
@@ -580,14 +591,13 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 	if (first) {
 		/*
 		 * A reset set the features back to their defaults, unless a
-		 * command queued before it reaches the new controller: one
-		 * that may have carried a value makes the next period send the
-		 * wanted one, and answers to older ones are ignored.
+		 * command in flight across it reaches the new controller:
+		 * then the next period sends the wanted 08h value, the answer
+		 * to the old command is ignored and its batch stops.
 		 */
 		cc->gen++;
-		cc->feat_dw11 = cc->sent_08h ? NVME_COAL_DW11_UNKNOWN : 0;
+		cc->feat_dw11 = cc->inflight ? NVME_COAL_DW11_UNKNOWN : 0;
 		cc->refused_dw11 = NVME_COAL_DW11_NONE;
-		cc->sent_08h = false;
 		WRITE_ONCE(cc->hold_us, cc->feat_dw11 ?
 			   READ_ONCE(nvme_coal_max_delay_us) : 0);
 	}

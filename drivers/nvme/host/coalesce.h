@@ -73,7 +73,7 @@ enum nvme_coal_feat {
  *	will once a command in flight completes; read by the lost-interrupt
  *	poller
  * @gen: counts controller (re)starts; a command sent before one is stale
- * @sent_08h: a Feature 08h command was sent since the last (re)start
+ * @inflight: Set Features commands sent and not answered yet
  * @cd_accepted: the controller took a Feature 09h command
  * @decisions: state or delay changes of all queues
  * @sw_warned: genirq's refusal of a vector was logged
@@ -91,7 +91,7 @@ struct nvme_coal_ctrl {
 	u32 refused_dw11;
 	u32 hold_us;
 	unsigned int gen;
-	bool sent_08h;
+	unsigned int inflight;
 	bool cd_accepted;
 	u64 decisions;
 	bool sw_warned;
@@ -184,8 +184,9 @@ static inline void nvme_coal_account(struct nvme_coal_queue *q,
 	struct nvme_coal_ctrl *cc = READ_ONCE(q->cc);
 
 	WRITE_ONCE(q->qd_sum, q->qd_sum + outstanding);
+	/* nvme_coal_enabled() said nvme.adaptive_coalescing is on */
 	if (cc && unlikely(!test_bit(NVME_COAL_RUNNING, &cc->flags)) &&
-	    READ_ONCE(nvme_coal_adaptive) && !READ_ONCE(nvme_coal_disabled))
+	    !READ_ONCE(nvme_coal_disabled))
 		nvme_coal_kick(cc);
 }
 

@@ -46,7 +46,8 @@ static int lost_irq_poll_ms_set(const char *val, const struct kernel_param *kp)
 	/*
 	 * Off: the handler stops counting interrupts and submissions stop
 	 * arming the timer; a timer still armed finds the period 0 and ends.
-	 * The counts restart from the next check when it is switched on.
+	 * Switched on again, the first check is more than two periods after
+	 * the last one: it is late, and the wait is measured from it.
 	 */
 	if (ms)
 		static_branch_enable(&nvme_lost_irq_on);
@@ -219,13 +220,15 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc
 			 u16 qid)
 {
 	bool first = !li->ctrl;
+	struct irq_data *d;
 
 	li->ctrl = lc;
 	li->ops = ops;
 	li->sq_lock = sq_lock;
 	li->qid = qid;
 	/* the injector must know it in hardirq, where the lookup may sleep */
-	li->level = irq_get_trigger_type(ops->irq(li)) & IRQ_TYPE_LEVEL_MASK;
+	d = irq_get_irq_data(ops->irq(li));
+	li->level = d && irqd_is_level_type(d);
 	li->aer_sent = 0;
 	li->aer_done = 0;
 	memset(&li->watch, 0, sizeof(li->watch));

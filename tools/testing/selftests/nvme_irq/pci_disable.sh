@@ -57,6 +57,16 @@ wait_live() {
 	return 1
 }
 
+old_timeout=$(cat "/sys/block/${ctrl}n1/queue/io_timeout")
+restore_timeout() {	# on whatever namespace of the function is there
+	local c
+
+	for c in /sys/bus/pci/devices/$pcidev/nvme/nvme*; do
+		[ -e "/sys/block/$(basename "$c")n1" ] &&
+			echo "$old_timeout" > "/sys/block/$(basename "$c")n1/queue/io_timeout"
+	done
+}
+trap restore_timeout EXIT
 echo 2000 > "/sys/block/${ctrl}n1/queue/io_timeout"
 fio --name=decode --filename="$ns" --rw=randread --bs=4k --ioengine=libaio \
 	--direct=1 --iodepth=32 --runtime=8 --time_based > /dev/null 2>&1 &
@@ -78,7 +88,10 @@ else
 	ktap_print_msg "$ctrl was given up; $pcidev bound again"
 fi
 now=$(wait_live)
-ktap_test_result "the controller of $pcidev is back and live" [ -n "$now" ]
+is_back() {	# for ktap_test_result, which runs its command unquoted
+	[ -n "$now" ]
+}
+ktap_test_result "the controller of $pcidev is back and live" is_back
 ns=/dev/${now:-$ctrl}n1
 for t in $(seq 50); do
 	[ -b "$ns" ] && break
