@@ -263,21 +263,40 @@ static u32 nvme_coal_feat_time_us(u32 dw11)
 /* Context: work, lock. */
 static bool nvme_coal_need_08h(struct nvme_coal_ctrl *cc, u32 dw11)
 {
-	if (cc->feat_dw11 == NVME_COAL_DW11_UNKNOWN)
-		return dw11 != cc->refused_dw11;
-	return !nvme_coal_feat_close(cc->feat_dw11, dw11) &&
-	       dw11 != cc->refused_dw11;
+	if (dw11 ? dw11 == cc->refused_dw11 : cc->off_refused)
+		return false;	/* asked once, refused */
+	return cc->feat_dw11 == NVME_COAL_DW11_UNKNOWN ||
+	       !nvme_coal_feat_close(cc->feat_dw11, dw11);
+}
+
+/*
+ * The controller's 08h value is not known (a command may have reached it
+ * across a reset): allow the longest aggregation time it can have until
+ * the wanted value is confirmed.  Context: lock.
+ */
+static void nvme_coal_forget_08h(struct nvme_coal_ctrl *cc)
+{
+	cc->feat_dw11 = NVME_COAL_DW11_UNKNOWN;
+	WRITE_ONCE(cc->hold_us,
+		   max(cc->hold_us,
+		       roundup(READ_ONCE(nvme_coal_max_delay_us), 100)));
 }
 
 /* Context: work, lock.  Returns the number of commands queued in @cmds. */
 static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds)
 {
-	u32 dw11 = nvme_coal_device_target(cc);
-	/* a value the controller refused is carried by genirq instead */
-	bool device = cc->feat == NVME_COAL_FEAT_ACCEPTED &&
-		      !(dw11 && dw11 == cc->refused_dw11);
+	u32 want = nvme_coal_device_target(cc);
+	/*
+	 * A value the controller refused: genirq carries the moderated
+	 * queues and the controller is switched off, not left at an old value.
+	 */
+	bool carry = want && want == cc->refused_dw11;
+	bool device = cc->feat == NVME_COAL_FEAT_ACCEPTED && !carry;
+	u32 dw11 = carry ? 0 : want;
 	struct nvme_coal_queue *q;
 	int n = 0;
+
+	cc->carrying = carry;
 
 	list_for_each_entry(q, &cc->queues, node) {
 		if (!q->active)
@@ -327,16 +346,25 @@ static void nvme_coal_refuse(struct nvme_coal_ctrl *cc, unsigned int fid,
 static bool nvme_coal_answer(struct nvme_coal_ctrl *cc,
 			     const struct nvme_coal_cmd *cmd, int status)
 {
-	if (cmd->gen != cc->gen)
-		return false;	/* sent before a reset: the controller forgot it */
+	if (cmd->gen != cc->gen) {
+		/* sent before a reset: it may have reached the new controller */
+		if (cmd->fid == NVME_FEAT_IRQ_COALESCE && !status)
+			nvme_coal_forget_08h(cc);
+		return false;
+	}
 	if (cmd->fid == NVME_FEAT_IRQ_COALESCE) {
 		if (!status) {
 			cc->feat_dw11 = cmd->dw11;
-			cc->refused_dw11 = NVME_COAL_DW11_NONE;
+			if (cmd->dw11)
+				cc->refused_dw11 = NVME_COAL_DW11_NONE;
+			cc->off_refused = false;
 			if (cc->feat == NVME_COAL_FEAT_UNTRIED)
 				cc->feat = NVME_COAL_FEAT_ACCEPTED;
 		} else {
-			cc->refused_dw11 = cmd->dw11;
+			if (cmd->dw11)
+				cc->refused_dw11 = cmd->dw11;
+			else
+				cc->off_refused = true;
 			if (cc->feat == NVME_COAL_FEAT_UNTRIED)
 				nvme_coal_refuse(cc, cmd->fid, status);
 		}
@@ -370,9 +398,13 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds
 	int i, ret;
 
 	for (i = 0; i < n && fresh; i++) {
-		if (nvme_ctrl_state(cc->ctrl) != NVME_CTRL_LIVE)
-			return;
 		mutex_lock(&cc->lock);
+		/* built before a reset, or the controller is not there now */
+		if (cmds[i].gen != cc->gen ||
+		    nvme_ctrl_state(cc->ctrl) != NVME_CTRL_LIVE) {
+			mutex_unlock(&cc->lock);
+			return;
+		}
 		cc->inflight++;
 		mutex_unlock(&cc->lock);
 		ret = cc->ops->set_feature(cc, cmds[i].fid, cmds[i].dw11);
@@ -485,7 +517,7 @@ static int coalescing_show(struct seq_file *m, void *unused)
 	mutex_lock(&cc->lock);
 	list_for_each_entry(q, &cc->queues, node)
 		sw |= q->active && !q->refused;
-	if (cc->feat == NVME_COAL_FEAT_ACCEPTED)
+	if (cc->feat == NVME_COAL_FEAT_ACCEPTED && !cc->carrying)
 		actuator = "device";
 	else
 		actuator = sw ? "genirq" : "none";
@@ -567,8 +599,8 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_ctrl_stop);
  * @vector: the MSI-X vector index
  * @qid: queue id; the admin queue (0) is never moderated
  *
- * The vector starts unmoderated, and so does the controller when its
- * first queue starts: a reset set its features back to their defaults.
+ * The vector starts unmoderated.  The controller's features went back to
+ * their defaults when its last queue stopped (nvme_coal_stop()).
  *
  * Context: process.
  */
@@ -588,19 +620,9 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 		list_add_tail(&q->node, &cc->queues);
 	list_for_each_entry(other, &cc->queues, node)
 		first &= !other->active;
-	if (first) {
-		/*
-		 * A reset set the features back to their defaults, unless a
-		 * command in flight across it reaches the new controller:
-		 * then the next period sends the wanted 08h value, the answer
-		 * to the old command is ignored and its batch stops.
-		 */
-		cc->gen++;
-		cc->feat_dw11 = cc->inflight ? NVME_COAL_DW11_UNKNOWN : 0;
-		cc->refused_dw11 = NVME_COAL_DW11_NONE;
-		WRITE_ONCE(cc->hold_us, cc->feat_dw11 ?
-			   READ_ONCE(nvme_coal_max_delay_us) : 0);
-	}
+	/* a command still on its way may reach the controller just reset */
+	if (first && cc->inflight)
+		nvme_coal_forget_08h(cc);
 	memset(&q->pol, 0, sizeof(q->pol));
 	q->irq = irq;
 	q->vector = vector;
@@ -629,10 +651,33 @@ void nvme_coal_stop(struct nvme_coal_queue *q)
 
 	if (!cc)
 		return;
+	struct nvme_coal_queue *other;
+	bool last = true;
+
 	mutex_lock(&cc->lock);
 	q->active = false;
 	/* nothing moderated is left to report; nvme_coal_start() starts afresh */
 	memset(&q->pol, 0, sizeof(q->pol));
+	list_for_each_entry(other, &cc->queues, node)
+		last &= !other->active;
+	if (last) {
+		/*
+		 * The controller is being disabled or reset: its features go
+		 * back to their defaults.  Commands built or sent before are
+		 * stale from now on; one still on its way may reach the next
+		 * controller, and the value is then not known.
+		 */
+		cc->gen++;
+		cc->refused_dw11 = NVME_COAL_DW11_NONE;
+		cc->off_refused = false;
+		cc->carrying = false;
+		if (cc->inflight) {
+			nvme_coal_forget_08h(cc);
+		} else {
+			cc->feat_dw11 = 0;
+			WRITE_ONCE(cc->hold_us, 0);
+		}
+	}
 	mutex_unlock(&cc->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_stop);

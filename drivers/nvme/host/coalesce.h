@@ -67,8 +67,10 @@ enum nvme_coal_feat {
  * @feat_status: the NVMe status of a refusal
  * @feat_dw11: the Feature 08h value the controller has now (0 = off,
  *	NVME_COAL_DW11_UNKNOWN after a reset of a controller that took one)
- * @refused_dw11: the last 08h value the controller refused, not asked for
- *	again; NVME_COAL_DW11_NONE if none
+ * @refused_dw11: the last non-zero 08h value the controller refused, not
+ *	asked for again; NVME_COAL_DW11_NONE if none
+ * @off_refused: the controller refused 08h = 0, not asked for again
+ * @carrying: the wanted 08h value was refused: genirq carries the queues
  * @hold_us: the longest aggregation time the controller applies now or
  *	will once a command in flight completes; read by the lost-interrupt
  *	poller
@@ -89,6 +91,8 @@ struct nvme_coal_ctrl {
 	int feat_status;
 	u32 feat_dw11;
 	u32 refused_dw11;
+	bool off_refused;
+	bool carrying;
 	u32 hold_us;
 	unsigned int gen;
 	unsigned int inflight;

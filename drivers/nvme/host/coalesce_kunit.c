@@ -42,6 +42,7 @@ struct fake_ctrl {
 	u16 refuse_vector;	/* 09h for this vector only is refused */
 	u64 hold_ns_at_send;	/* what the poller was told as 08h went out */
 	bool reset_in_send;	/* the controller is reset under the next command */
+	bool stop_in_send;	/* ... only disabled: its queues start later */
 	unsigned int adaptive, disabled;
 	u64 now;
 };
@@ -79,6 +80,14 @@ static int fake_set_feature(struct nvme_coal_ctrl *cc, unsigned int fid,
 	if (f->reset_in_send) {
 		f->reset_in_send = false;
 		fake_reset(f);
+	}
+	if (f->stop_in_send) {
+		int i;
+
+		f->stop_in_send = false;
+		for (i = 0; i < NR_QUEUES; i++)
+			if (f->q[i].active)
+				nvme_coal_stop(&f->q[i]);
 	}
 	/* a negative answer stands for "no answer": asked again later */
 	if (status < 0)
@@ -513,6 +522,25 @@ static void reset_sends_the_wanted_08h_again(struct kunit *test)
 	KUNIT_EXPECT_NE(test, f->cc.feat_dw11, NVME_COAL_DW11_UNKNOWN);
 }
 
+/*
+ * The reset work answers an 08h queued before it and only then starts the
+ * I/O queues: the controller may hold that value, so it is not known.
+ */
+static void answer_between_disable_and_start_is_not_trusted(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	int i;
+
+	f->stop_in_send = true;
+	busy_periods(f, 1 + NVME_COAL_ENGAGE_PERIODS);	/* the probe */
+	KUNIT_ASSERT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, NVME_COAL_DW11_UNKNOWN);
+	for (i = 0; i < 2; i++)
+		nvme_coal_start(&f->q[i], &f->cc, NO_IRQ, i + 1, i + 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, NVME_COAL_DW11_UNKNOWN);
+	KUNIT_EXPECT_GT(test, nvme_coal_hold_ns(&f->q[0]), 0);
+}
+
 static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(device_accepted_coalesces_and_exempts),
 	KUNIT_CASE(device_refused_once_genirq_after),
@@ -527,6 +555,7 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(refused_08h_is_not_asked_again),
 	KUNIT_CASE(vector_zero_gets_no_09h),
 	KUNIT_CASE(reset_sends_the_wanted_08h_again),
+	KUNIT_CASE(answer_between_disable_and_start_is_not_trusted),
 	{}
 };
 
