@@ -9,8 +9,9 @@ scenario, with ratios to the scenario's first mode) and PNG plots.
 
 Environment: QUICK=1 (the modes marked quick, one repetition, 2 s runs,
 in out/bench-quick/),
-REPS=N, BENCH_MATRIX=file, SCENARIOS=a,b (only those), REPLOT=1 (redo
-results.md and the plots from out/bench/results.json without running).
+REPS=N, BENCH_MATRIX=file (published in bench/results/NAME/ for
+bench/NAME.matrix), SCENARIOS=a,b (only those), REPLOT=1 (redo results.md
+and the plots from out/bench/results.json without running).
 """
 import itertools
 import json
@@ -372,9 +373,13 @@ def render(meta, summary, runs):
     return plot(summary, OUT) + series
 
 
-def publish(outdir, plots):
-    """Keep the latest full run in the tree, for the README."""
+def publish(outdir, plots, matrix):
+    """Keep the latest full run in the tree, for the README: bench/matrix's
+    in bench/results/, another matrix's (bench/NAME.matrix) in
+    bench/results/NAME/, so that it never replaces the full run's."""
     dest = os.path.join(TOP, 'bench', 'results')
+    if os.path.basename(matrix) != 'matrix':
+        dest = os.path.join(dest, os.path.basename(matrix).rsplit('.', 1)[0])
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
     for f in ['results.md', 'results.json'] + [os.path.basename(p) for p in plots]:
@@ -385,7 +390,7 @@ def replot():
     data = json.load(open(os.path.join(OUT, 'results.json')))
     plots = render(data['meta'], data['summary'], data['runs'])
     if not data['meta']['quick']:
-        publish(OUT, plots)
+        publish(OUT, plots, data['meta']['matrix'])
     print(f'bench: replotted {len(plots)} plots from {OUT}/results.json')
 
 
@@ -441,7 +446,7 @@ def main():
     plots = render(meta, summary, runs)
     failed = [r for r in runs if 'failed' in r]
     if not QUICK and not only and not failed:
-        publish(OUT, plots)
+        publish(OUT, plots, matrix)
     print(f'bench: {len(runs)} runs in {meta["seconds"]} s, {len(failed)} failed; '
           f'{OUT}/results.md, results.json and {len(plots)} plots')
     sys.exit(1 if failed else 0)

@@ -55,7 +55,8 @@ no_skip() {
 		fi
 	done
 }
-no_skip default "$dir/default/kselftest.txt" apst_default.sh lost_msix.sh coalescing.sh
+no_skip default "$dir/default/kselftest.txt" apst_default.sh lost_msix.sh coalescing.sh \
+	timeout_inject.sh
 
 # 2. non-default values of the series' parameters on the kernel command line
 params="nvme_core.default_ps_max_latency_us=100000 nvme.lost_irq_poll_ms=9"
@@ -119,6 +120,27 @@ if [ -s "$dir/sanitize/module_reload.txt" ] && ! grep -q '# SKIP' "$dir/sanitize
 	echo "pass harness: sanitizer: module_reload.sh ran every case (nvme as a module, kmemleak)" >> "$results"
 else
 	echo "fail harness: sanitizer: module_reload.sh skipped a case or wrote nothing" >> "$results"
+fi
+
+# 5b. the KCSAN kernel (KCSAN excludes KASAN): the moderation, drain and
+# coalescing tests under load with the interrupt core, PCI MSI, irq_poll and
+# nvme-pci instrumented.  Any data race report fails the boot (the splat
+# matcher) and the count below; the detector must have watched accesses.
+kcsan_tests="moderation drain coalescing"
+boot kcsan --kcsan --timeout 1200 -- \
+	"for t in $kcsan_tests; do $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt 2>&1; done; cat \$RESULTS/*.txt; cat /sys/kernel/debug/kcsan > \$RESULTS/kcsan.txt"
+for t in $kcsan_tests; do
+	python3 "$TOP/scripts/ktap.py" "kselftest (KCSAN)" "$dir/kcsan/$t.txt" >> "$results"
+done
+kcsan_count() {	# kcsan_count KEY: a counter of the guest's /sys/kernel/debug/kcsan
+	awk -F': ' -v k="$1" '$1 == k { print $2 }' "$dir/kcsan/kcsan.txt" 2> /dev/null
+}
+if [ "$(kcsan_count setup_watchpoints)" -gt 0 ] 2> /dev/null &&
+   [ "$(kcsan_count data_races)" = 0 ] && [ "$(kcsan_count assert_failures)" = 0 ] &&
+   ! grep -q 'BUG: KCSAN' "$dir/kcsan/console.log"; then
+	echo "pass kcsan: $(kcsan_count setup_watchpoints) watchpoints, no data race reported" >> "$results"
+else
+	echo "fail kcsan: data races reported or the detector did not run (see $dir/kcsan)" >> "$results"
 fi
 
 # 6. regression test of the project's QEMU: one vCPU, four drives at QD128.

@@ -6,10 +6,10 @@
  * handlers.  An interrupt that arrives in it is held: marked IRQS_PENDING
  * and masked, exactly as the flow handler treats one that arrives while the
  * vector is disabled, and the vector's own hrtimer replays it when the quiet
- * time ends.  One timer per vector means each vector keeps its own gap, no
- * matter how many moderated vectors share a CPU, and a timer is armed only
- * when an interrupt is actually held: an idle or slow vector costs one clock
- * read per handler run and no timer at all.
+ * time ends by running the handlers itself.  One timer per vector means
+ * each vector keeps its own gap, no matter how many moderated vectors share
+ * a CPU, and a timer is armed only when an interrupt is actually held: an
+ * idle or slow vector costs one clock read per handler run and no timer.
  *
  * Locking: the per-vector state is changed under desc->lock; its allocation
  * and removal are serialised with request_irq()/free_irq() by
@@ -81,23 +81,39 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 	return true;
 }
 
-void __irq_moderation_handled(struct irq_desc *desc)
+/* The handlers ran: a quiet time starts.  desc->lock held. */
+static void irq_moderation_quiet(struct irq_moderation *m)
 {
-	struct irq_moderation *m = irq_moderation_locked(desc);
-
 	if (!m->delay_ns)
 		return;
 	m->runs++;
 	m->quiet_until = ktime_get_ns() + m->delay_ns;
 }
 
+void __irq_moderation_handled(struct irq_desc *desc)
+{
+	irq_moderation_quiet(irq_moderation_locked(desc));
+}
+
+/* The held interrupt may be delivered: the vector is enabled, not freed */
+static bool irq_moderation_may_deliver(struct irq_desc *desc)
+{
+	return desc->action && !irqd_irq_disabled(&desc->irq_data);
+}
+
 /*
- * End a hold: unmask the vector and replay the held interrupt, unless the
- * vector was disabled or freed meanwhile (enable_irq() replays it then).
- * Called with desc->lock held and interrupts off.
+ * End a hold, with desc->lock held and interrupts off.  From the timer
+ * (@run), the held interrupt's handlers run right here, in its hardirq
+ * context, as the flow handler's own pending loop would run them, and a new
+ * quiet time starts; only then is the vector unmasked.  Replaying through
+ * check_irq_resend() instead costs a retrigger (an IPI on x86) and a second
+ * pass through the flow handler for every hold.  That path remains for a
+ * handler running on another CPU (an affinity change) and for a release
+ * from process context.  A vector disabled or freed meanwhile keeps its
+ * pending bit: enable_irq() replays it.
  */
 static void irq_moderation_release(struct irq_desc *desc,
-				   struct irq_moderation *m)
+				   struct irq_moderation *m, bool run)
 {
 	u64 now = ktime_get_ns();
 
@@ -107,8 +123,20 @@ static void irq_moderation_release(struct irq_desc *desc,
 		m->quiet_until = now;
 	trace_irq_moderation_release(irq_desc_get_irq(desc),
 				     !!(desc->istate & IRQS_PENDING));
-	if (!desc->action || irqd_irq_disabled(&desc->irq_data))
+	if (!irq_moderation_may_deliver(desc))
 		return;
+	if (run && (desc->istate & IRQS_PENDING) &&
+	    !irqd_irq_inprogress(&desc->irq_data)) {
+		m->replayed++;
+		/* the flow handler counts an interrupt when it runs it */
+		kstat_incr_irqs_this_cpu(desc);
+		handle_irq_event(desc);
+		/* @m outlives this: irq_moderation_free() cancels the timer */
+		irq_moderation_quiet(m);
+		/* desc->lock was dropped: a free_irq() may have shut it down */
+		if (!irq_moderation_may_deliver(desc))
+			return;
+	}
 	if (irqd_irq_masked(&desc->irq_data))
 		unmask_irq(desc);
 	check_irq_resend(desc, false);
@@ -122,7 +150,7 @@ static enum hrtimer_restart irq_moderation_timer_fn(struct hrtimer *t)
 
 	raw_spin_lock(&desc->lock);
 	if (m->armed)
-		irq_moderation_release(desc, m);
+		irq_moderation_release(desc, m, true);
 	raw_spin_unlock(&desc->lock);
 	return HRTIMER_NORESTART;
 }
@@ -134,7 +162,7 @@ static void irq_moderation_quiesce(struct irq_desc *desc,
 	hrtimer_cancel(&m->timer);
 	raw_spin_lock_irq(&desc->lock);
 	if (m->armed)
-		irq_moderation_release(desc, m);
+		irq_moderation_release(desc, m, false);
 	raw_spin_unlock_irq(&desc->lock);
 }
 
@@ -417,7 +445,7 @@ static int irq_moderation_stats_show(struct seq_file *sf, void *v)
 {
 	struct irq_desc *desc = irq_to_desc((unsigned long)sf->private);
 	struct irq_moderation *m;
-	u64 s[5] = { };
+	u64 s[6] = { };
 
 	/* request_mutex keeps @m from being freed under us */
 	mutex_lock(&desc->request_mutex);
@@ -430,11 +458,13 @@ static int irq_moderation_stats_show(struct seq_file *sf, void *v)
 		s[2] = m->held;
 		s[3] = m->delays;
 		s[4] = div_u64(m->held_ns, NSEC_PER_USEC);
+		s[5] = m->replayed;
 		raw_spin_unlock_irq(&desc->lock);
 	}
 	mutex_unlock(&desc->request_mutex);
 	seq_printf(sf, "delay_us: %llu\nruns: %llu\nheld: %llu\n", s[0], s[1], s[2]);
-	seq_printf(sf, "delays: %llu\nheld_us: %llu\n", s[3], s[4]);
+	seq_printf(sf, "delays: %llu\nheld_us: %llu\nreplayed: %llu\n",
+		   s[3], s[4], s[5]);
 	return 0;
 }
 

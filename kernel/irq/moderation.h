@@ -29,6 +29,7 @@
  * @held: interrupts that arrived in a quiet time
  * @delays: quiet times that held an interrupt and armed @timer
  * @held_ns: total time held interrupts waited for their replay
+ * @replayed: held interrupts whose handlers the timer ran itself
  */
 struct irq_moderation {
 	struct hrtimer timer;
@@ -43,6 +44,7 @@ struct irq_moderation {
 	u64 held;
 	u64 delays;
 	u64 held_ns;
+	u64 replayed;
 };
 
 extern struct static_key_false_deferred irq_moderation_used;

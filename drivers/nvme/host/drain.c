@@ -12,6 +12,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/interrupt.h>
+#include <linux/irq.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
 
@@ -50,7 +51,7 @@ MODULE_PARM_DESC(irq_budget,
 static int drain_show(struct seq_file *m, void *unused)
 {
 	struct nvme_drain_ctrl *dc = m->private;
-	u64 sum[5] = { };
+	u64 sum[6] = { };
 	u32 max_batch = 0;
 	struct nvme_drain *d;
 
@@ -61,12 +62,14 @@ static int drain_show(struct seq_file *m, void *unused)
 		sum[2] += READ_ONCE(d->fallbacks);
 		sum[3] += READ_ONCE(d->poll_runs);
 		sum[4] += READ_ONCE(d->poll_completions);
+		sum[5] += READ_ONCE(d->shutdown_skips);
 		max_batch = max(max_batch, READ_ONCE(d->max_batch));
 	}
 	seq_printf(m, "budget: %u\n", READ_ONCE(nvme_irq_budget));
 	seq_printf(m, "irq_runs: %llu\nirq_completions: %llu\n", sum[0], sum[1]);
 	seq_printf(m, "fallbacks: %llu\npoll_runs: %llu\n", sum[2], sum[3]);
 	seq_printf(m, "poll_completions: %llu\nmax_batch: %u\n", sum[4], max_batch);
+	seq_printf(m, "shutdown_skips: %llu\n", sum[5]);
 	list_for_each_entry(d, &dc->queues, node) {
 		seq_printf(m, "q%u.irq_runs: %llu\n", d->qid, READ_ONCE(d->irq_runs));
 		seq_printf(m, "q%u.irq_completions: %llu\n", d->qid,
@@ -76,6 +79,8 @@ static int drain_show(struct seq_file *m, void *unused)
 		seq_printf(m, "q%u.poll_completions: %llu\n", d->qid,
 			   READ_ONCE(d->poll_completions));
 		seq_printf(m, "q%u.max_batch: %u\n", d->qid, READ_ONCE(d->max_batch));
+		seq_printf(m, "q%u.shutdown_skips: %llu\n", d->qid,
+			   READ_ONCE(d->shutdown_skips));
 	}
 	mutex_unlock(&dc->lock);
 	return 0;
@@ -163,6 +168,28 @@ void nvme_drain_defer(struct nvme_drain *d, int reaped)
 	irq_poll_sched(&d->iop);
 }
 
+/*
+ * Give the vector back.  A managed vector whose CPUs all went offline while
+ * irq_poll owned the queue was shut down by genirq (depth reset; restarted
+ * when one of its CPUs comes back) and this poll was moved here by
+ * irq_poll_cpu_dead(): enable_irq() would force a start on no online CPU.
+ * So enable only a vector still disabled and not shut down.  CPU-down shuts
+ * vectors down from stop_machine(), which cannot run on this CPU with
+ * preemption off: for it the check and the enable are one step.  Not
+ * covered: one of its CPUs coming back between the two.
+ */
+static void nvme_drain_enable(struct nvme_drain *d)
+{
+	struct irq_data *data = irq_get_irq_data(d->irq);
+
+	preempt_disable();
+	if (irqd_irq_disabled(data) && !irqd_is_managed_and_shutdown(data))
+		enable_irq(d->irq);
+	else
+		WRITE_ONCE(d->shutdown_skips, d->shutdown_skips + 1);
+	preempt_enable();
+}
+
 /**
  * nvme_drain_polled() - account a poll run; give the queue back when empty
  * @d: the queue's drain
@@ -184,6 +211,6 @@ int nvme_drain_polled(struct nvme_drain *d, int reaped, int weight, bool more)
 	irq_poll_complete(&d->iop);
 	WRITE_ONCE(d->deferred, false);
 	trace_nvme_irq_poll_done(d->irq, d->qid, reaped);
-	enable_irq(d->irq);
+	nvme_drain_enable(d);
 	return reaped;
 }

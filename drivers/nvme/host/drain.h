@@ -45,6 +45,8 @@ struct nvme_drain_ctrl {
  * @poll_runs: runs of the poll callback
  * @poll_completions: completions reaped by the poll callback
  * @max_batch: most completions reaped by one handler run
+ * @shutdown_skips: polls that found the vector shut down (CPU hot-unplug)
+ *	and left it to genirq instead of enabling it
  */
 struct nvme_drain {
 	struct irq_poll iop;
@@ -60,6 +62,7 @@ struct nvme_drain {
 	u64 poll_runs;
 	u64 poll_completions;
 	u32 max_batch;
+	u64 shutdown_skips;
 };
 
 void nvme_drain_ctrl_init(struct nvme_drain_ctrl *dc, struct dentry *parent);

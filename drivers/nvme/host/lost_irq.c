@@ -137,6 +137,8 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	s.outstanding -= min(s.outstanding,
 			     READ_ONCE(li->aer_sent) - READ_ONCE(li->aer_done));
 	WRITE_ONCE(li->checks, li->checks + 1);
+	if (prev_ns && s.now_ns - prev_ns > 2 * s.period_ns)
+		WRITE_ONCE(li->delayed, li->delayed + 1);
 
 	switch (nvme_cq_check(&li->watch, &s, s.hold_ns)) {
 	case NVME_CQ_IDLE:
@@ -268,12 +270,14 @@ void nvme_lost_irq_stop(struct nvme_lost_irq *li)
 static int lost_irq_show(struct seq_file *m, void *unused)
 {
 	struct nvme_lost_irq_ctrl *lc = m->private;
-	u64 checks = 0, late = 0, recoveries = 0, reaped = 0, max_stall = 0;
+	u64 checks = 0, delayed = 0, late = 0, recoveries = 0, reaped = 0;
+	u64 max_stall = 0;
 	struct nvme_lost_irq *li;
 
 	mutex_lock(&lc->lock);
 	list_for_each_entry(li, &lc->queues, node) {
 		checks += READ_ONCE(li->checks);
+		delayed += READ_ONCE(li->delayed);
 		late += READ_ONCE(li->late);
 		recoveries += READ_ONCE(li->recoveries);
 		reaped += READ_ONCE(li->reaped);
@@ -281,6 +285,7 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	}
 	seq_printf(m, "poll_ms: %u\n", READ_ONCE(nvme_lost_irq_poll_ms));
 	seq_printf(m, "checks: %llu\n", checks);
+	seq_printf(m, "delayed_checks: %llu\n", delayed);
 	seq_printf(m, "late_checks: %llu\n", late);
 	seq_printf(m, "recoveries: %llu\n", recoveries);
 	seq_printf(m, "completions_recovered: %llu\n", reaped);
@@ -288,6 +293,8 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	seq_printf(m, "warned: %d\n", lc->warned);
 	list_for_each_entry(li, &lc->queues, node) {
 		seq_printf(m, "q%u.checks: %llu\n", li->qid, READ_ONCE(li->checks));
+		seq_printf(m, "q%u.delayed_checks: %llu\n", li->qid,
+			   READ_ONCE(li->delayed));
 		seq_printf(m, "q%u.late_checks: %llu\n", li->qid, READ_ONCE(li->late));
 		seq_printf(m, "q%u.recoveries: %llu\n", li->qid, READ_ONCE(li->recoveries));
 		seq_printf(m, "q%u.completions_recovered: %llu\n", li->qid,

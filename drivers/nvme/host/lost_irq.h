@@ -123,7 +123,8 @@ struct nvme_lost_irq_ctrl {
  * @active: started and not stopped; changed under @sq_lock
  * @stall_ns: how long the completion the last check found stuck had waited
  * @checks: statistics, single writer each: checks made
- * @late: checks that would have found a completion stuck but ran late
+ * @delayed: checks that ran more than two periods after the previous one
+ * @late: of those, the ones that would have found a completion stuck
  * @recoveries: recoveries that reaped at least one completion
  * @reaped: completions reaped by recoveries
  * @max_stall_ns: longest wait of a recovered completion
@@ -144,6 +145,7 @@ struct nvme_lost_irq {
 	bool active;
 	u64 stall_ns;
 	u64 checks;
+	u64 delayed;
 	u64 late;
 	u64 recoveries;
 	u64 reaped;

@@ -94,7 +94,7 @@ nvme_modprobe() {
 # only what was logged after it, so that a test judges its own messages,
 # not those of whatever ran before it in the same boot
 mark_dmesg() {
-	DMESG_MARK="nvme_irq selftest $(basename "$0") $$ starts"
+	DMESG_MARK="nvme_irq selftest $(basename "$0") $$ mark $(date +%s.%N)"
 	echo "$DMESG_MARK" > /dev/kmsg
 }
 

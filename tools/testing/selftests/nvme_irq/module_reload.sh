@@ -4,8 +4,11 @@
 # nvme built as a module, as distributions build it: loaded with every I/O
 # vector moderated at the longest delay and the poller on, it serves I/O
 # with interrupts held; unloaded at once under I/O, while a moderated
-# vector holds an interrupt, and loaded again without moderation, its
-# vectors start unmoderated and verify I/O.  With kmemleak, nothing leaked.
+# vector holds an interrupt, and loaded again, it verifies I/O.  With
+# kmemleak, nothing leaked: the moderation state of the freed vectors
+# included (their descriptors go with the MSI-X vectors, so a reloaded
+# driver gets fresh ones whatever happened to the old state; the KUnit case
+# dropped_with_the_handler_that_set_it covers a descriptor that stays).
 # Skipped when nvme is built in.  NVME_IRQ_MODROOT names the module tree
 # (an INSTALL_MOD_PATH) if the modules are not under /lib/modules.
 
@@ -27,7 +30,7 @@ if ! nvme_modprobe -n nvme 2> /dev/null || ! command -v fio > /dev/null; then
 	exit "$KSFT_SKIP"
 fi
 mkdir -p "$WORK"
-ktap_set_plan 7
+ktap_set_plan 6
 
 # wait_drives: every controller live and its namespace there; prints how many
 wait_drives() {
@@ -96,8 +99,6 @@ nvme_modprobe nvme
 n=$(wait_drives)
 ktap_print_msg "loaded again: $n drive(s), $(moderated_vectors) moderated vector(s)"
 ktap_test_result "loaded again: every controller back" [ "$n" -gt 0 ]
-ktap_test_result "loaded again: no vector keeps the old moderation" \
-	[ "$(moderated_vectors)" = 0 ]
 fio_json verify --rw=randwrite --bs=4k --ioengine=libaio --direct=1 \
 	--iodepth=16 --size=8m --verify=crc32c --verify_fatal=1 \
 	$(fio_all_drives) > /dev/null
