@@ -26,16 +26,21 @@ stock)	src=$STOCK_SRC ;;
 sanitize) src=$SRC
 	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config") ;;
 kcsan)	src=$SRC; frags+=("$TOP/scripts/config/kcsan.config")
-	# Instrumented: the files of these names (kernel/irq/, kernel/irq's
-	# moderation, drivers/pci/msi/, lib/irq_poll.c, nvme-pci and the
-	# series' nvme files; drivers/pci/pci.c shares a name and comes
-	# along).  A kernel instrumented whole reports races of the block
-	# layer, aio and the scheduler on every boot (blk_finish_plug /
-	# iocb_put, sbitmap_queue_clear_batch, update_sd_lb_stats): upstream's,
-	# outside this series, and they would hide its own.
-	kcsan_files="chip handle manage resend spurious irqdesc msi moderation"
-	kcsan_files+=" irq_poll pci lost_irq lost_irq_inject drain moderate"
-	kcsan_files+=" coalesce coalesce_policy apst pci_debugfs"
+	# Instrumented: the files of these names, wherever they are: the
+	# interrupt core (with CPU hotplug and migration), PCI MSI,
+	# lib/irq_poll.c, nvme-pci and the series' nvme files; a few files of
+	# the same names come along (drivers/pci/pci.c, the x86 APIC's msi.c).
+	# A per-file setting beats a directory's KCSAN_SANITIZE := n, so a
+	# configuration with CONFIG_EFI_STUB would instrument the EFI stub's
+	# pci.c too and fail to link: this one has no EFI stub.  A kernel
+	# instrumented whole reports races of the block layer, aio and the
+	# scheduler on every boot (blk_finish_plug / iocb_put,
+	# sbitmap_queue_clear_batch, update_sd_lb_stats): upstream's, outside
+	# this series, and they would hide its own.
+	kcsan_files="chip handle manage resend spurious irqdesc irqdomain msi"
+	kcsan_files+=" cpuhotplug migration moderation irq_poll pci lost_irq"
+	kcsan_files+=" lost_irq_inject drain moderate coalesce coalesce_policy"
+	kcsan_files+=" apst pci_debugfs"
 	kflags+=(KCSAN_SANITIZE=n)
 	for f in $kcsan_files; do kflags+=("KCSAN_SANITIZE_$f.o=y"); done ;;
 *)	die "unknown kernel flavour '$flavour' (test, bench, stock, sanitize or kcsan)" ;;

@@ -102,15 +102,33 @@ static bool irq_moderation_may_deliver(struct irq_desc *desc)
 }
 
 /*
+ * The timer may run the held interrupt's handlers itself, with nothing owed
+ * to the chip or to power management: not while they run on another CPU
+ * (an affinity change), not on a vector armed for wakeup (the flow handler's
+ * irq_may_run() turns its interrupt into a wakeup event during suspend), and
+ * not on a chip that EOIs only handled interrupts (the hold left the EOI to
+ * the flow handler's second pass).  Those are replayed by check_irq_resend().
+ */
+static bool irq_moderation_may_run(struct irq_desc *desc)
+{
+	return (desc->istate & IRQS_PENDING) &&
+	       !irqd_has_set(&desc->irq_data,
+			     IRQD_IRQ_INPROGRESS | IRQD_WAKEUP_ARMED) &&
+	       !(irq_desc_get_chip(desc)->flags & IRQCHIP_EOI_IF_HANDLED);
+}
+
+/*
  * End a hold, with desc->lock held and interrupts off.  From the timer
  * (@run), the held interrupt's handlers run right here, in its hardirq
  * context, as the flow handler's own pending loop would run them, and a new
  * quiet time starts; only then is the vector unmasked.  Replaying through
  * check_irq_resend() instead costs a retrigger (an IPI on x86) and a second
- * pass through the flow handler for every hold.  That path remains for a
- * handler running on another CPU (an affinity change) and for a release
- * from process context.  A vector disabled or freed meanwhile keeps its
- * pending bit: enable_irq() replays it.
+ * pass through the flow handler for every hold.  That path remains for the
+ * cases irq_moderation_may_run() excludes and for a release from process
+ * context.  A vector disabled or freed meanwhile keeps its pending bit:
+ * enable_irq() replays it.  The handlers run on the CPU that held the
+ * interrupt (or the one its timer migrated to), even if the vector's
+ * affinity changed meanwhile, as a software resend would run them.
  */
 static void irq_moderation_release(struct irq_desc *desc,
 				   struct irq_moderation *m, bool run)
@@ -125,8 +143,7 @@ static void irq_moderation_release(struct irq_desc *desc,
 				     !!(desc->istate & IRQS_PENDING));
 	if (!irq_moderation_may_deliver(desc))
 		return;
-	if (run && (desc->istate & IRQS_PENDING) &&
-	    !irqd_irq_inprogress(&desc->irq_data)) {
+	if (run && irq_moderation_may_run(desc)) {
 		m->replayed++;
 		/* the flow handler counts an interrupt when it runs it */
 		kstat_incr_irqs_this_cpu(desc);

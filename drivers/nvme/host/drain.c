@@ -175,8 +175,12 @@ void nvme_drain_defer(struct nvme_drain *d, int reaped)
  * irq_poll_cpu_dead(): enable_irq() would force a start on no online CPU.
  * So enable only a vector still disabled and not shut down.  CPU-down shuts
  * vectors down from stop_machine(), which cannot run on this CPU with
- * preemption off: for it the check and the enable are one step.  Not
- * covered: one of its CPUs coming back between the two.
+ * preemption off (a softirq has it off already; the guard states it): for
+ * it the check and the enable are one step.  Not covered: one of its CPUs
+ * coming back between the two.  This follows 6.12's irq_shutdown(), which
+ * sets the depth to 1; upstream 788019eb559f ("genirq: Retain disable depth
+ * for managed interrupts across CPU hotplug") keeps the depth instead, and
+ * there a plain enable_irq() is right.
  */
 static void nvme_drain_enable(struct nvme_drain *d)
 {

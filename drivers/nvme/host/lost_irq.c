@@ -90,7 +90,11 @@ enum nvme_cq_verdict nvme_cq_check(struct nvme_cq_watch *w,
 	w->last_ns = s->now_ns;
 	if (!s->pending) {
 		w->since_ns = 0;
-		return s->outstanding ? NVME_CQ_BUSY : NVME_CQ_IDLE;
+		if (s->outstanding)
+			return NVME_CQ_BUSY;
+		/* the timer stops: its next first check is not a late one */
+		w->last_ns = 0;
+		return NVME_CQ_IDLE;
 	}
 	if (w->since_ns && s->head == w->head && s->irqs == w->irqs) {
 		if (s->now_ns <= w->since_ns || s->now_ns - w->since_ns < hold_ns)

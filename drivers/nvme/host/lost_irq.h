@@ -50,7 +50,7 @@ struct nvme_cq_sample {
  *	none is
  * @irqs: interrupts serviced at that time
  * @head: CQ head at that time
- * @last_ns: time of the previous check, 0 before the first
+ * @last_ns: time of the previous check, 0 before the first and after idle
  */
 struct nvme_cq_watch {
 	u64 since_ns;

@@ -30,9 +30,11 @@ static enum nvme_cq_verdict check(struct nvme_cq_watch *w, u64 now_ns, u16 head,
 
 static void idle_queue_stops_checking(struct kunit *test)
 {
-	struct nvme_cq_watch w = { };
+	struct nvme_cq_watch w = { .last_ns = MS(1) };
 
 	KUNIT_EXPECT_EQ(test, check(&w, MS(5), 0, false, 0, 0, 0), NVME_CQ_IDLE);
+	/* the timer stops: the check that starts it again is not late */
+	KUNIT_EXPECT_EQ(test, w.last_ns, 0);
 }
 
 static void outstanding_commands_keep_checking(struct kunit *test)

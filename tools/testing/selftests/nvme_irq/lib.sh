@@ -99,5 +99,9 @@ mark_dmesg() {
 }
 
 dmesg_since() {
-	dmesg | awk -v m="$DMESG_MARK" 'f { print } index($0, m) { f = 1 }'
+	# no mark in the log (never written, wrapped away or cleared): the
+	# whole log, so that a "nothing since" check cannot pass by default
+	dmesg | awk -v m="$DMESG_MARK" '
+		{ all[NR] = $0 } f { print } index($0, m) { f = 1 }
+		END { if (!f) for (i = 1; i <= NR; i++) print all[i] }'
 }

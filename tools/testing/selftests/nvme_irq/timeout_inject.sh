@@ -43,23 +43,34 @@ counter() {	# counter KEY: the controller's lost-interrupt poller counter
 	awk -F': ' -v k="$1" '$1 == k { print $2 }' "$DBG/nvme_pci/$ctrl/lost_irq"
 }
 
+# every knob the test changes, as it was
 old_timeout=$(cat "$disk/queue/io_timeout")
+saved=""
+for a in fail_io_timeout fail_make_request; do
+	for k in probability interval times verbose; do
+		saved+=" $DBG/$a/$k=$(cat "$DBG/$a/$k")"
+	done
+done
+for i in $irqs; do
+	f=/proc/irq/$i/moderation_us
+	saved+=" $f=$(cat "$f" 2> /dev/null || echo 0)"
+done
 restore() {
-	local i
+	local kv
 
 	echo 0 > "$disk/io-timeout-fail"
 	echo 0 > "$disk/make-it-fail"
-	echo 0 > "$DBG/fail_io_timeout/probability"
-	echo 0 > "$DBG/fail_make_request/probability"
 	echo "$old_timeout" > "$disk/queue/io_timeout"
-	for i in $irqs; do
-		echo 0 > "/proc/irq/$i/moderation_us" 2> /dev/null
+	for kv in $saved; do
+		echo "${kv#*=}" > "${kv%=*}" 2> /dev/null
 	done
 }
 trap restore EXIT
 
 # What is active: the poller (nvme.lost_irq_poll_ms), the drain
-# (nvme.irq_budget) and 50 us of moderation on every I/O vector of $ctrl.
+# (nvme.irq_budget) and 50 us of moderation on every I/O vector of $ctrl
+# (until the controller reset that ends the timeouts frees the handlers,
+# and their moderation with them).
 poll_ms=$(cat /sys/module/nvme/parameters/lost_irq_poll_ms)
 budget=$(cat /sys/module/nvme/parameters/irq_budget)
 moderated=0
