@@ -64,6 +64,14 @@ module_param_cb(lost_irq_poll_ms, &lost_irq_poll_ms_ops, &nvme_lost_irq_poll_ms,
 MODULE_PARM_DESC(lost_irq_poll_ms,
 		 "check busy queues for completions whose interrupt was lost every this many ms (0-1000, 0 = off, default 5)");
 
+/* More than two periods since the previous check: the CPU or host stalled */
+static bool nvme_cq_late(const struct nvme_cq_watch *w,
+			 const struct nvme_cq_sample *s)
+{
+	return s->period_ns && w->last_ns && s->now_ns > w->last_ns &&
+	       s->now_ns - w->last_ns > 2 * s->period_ns;
+}
+
 /**
  * nvme_cq_check() - decide from one sample whether a CQ is stuck
  * @w: what the previous checks of the queue remember; updated
@@ -84,8 +92,7 @@ MODULE_PARM_DESC(lost_irq_poll_ms,
 enum nvme_cq_verdict nvme_cq_check(struct nvme_cq_watch *w,
 				   const struct nvme_cq_sample *s, u64 hold_ns)
 {
-	bool late = s->period_ns && w->last_ns && s->now_ns > w->last_ns &&
-		    s->now_ns - w->last_ns > 2 * s->period_ns;
+	bool late = nvme_cq_late(w, s);
 
 	w->last_ns = s->now_ns;
 	if (!s->pending) {
@@ -141,7 +148,7 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	s.outstanding -= min(s.outstanding,
 			     READ_ONCE(li->aer_sent) - READ_ONCE(li->aer_done));
 	WRITE_ONCE(li->checks, li->checks + 1);
-	if (prev_ns && s.now_ns - prev_ns > 2 * s.period_ns)
+	if (nvme_cq_late(&li->watch, &s))
 		WRITE_ONCE(li->delayed, li->delayed + 1);
 
 	switch (nvme_cq_check(&li->watch, &s, s.hold_ns)) {

@@ -14,7 +14,6 @@ DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
 . "$DIR/lib.sh"
 
-DBG=/sys/kernel/debug/nvme_pci
 WORK=${TMPDIR:-/tmp}/nvme_irq_host_stall
 
 ktap_print_header
@@ -30,7 +29,7 @@ mkdir -p "$WORK"
 ktap_set_plan 5
 
 key_sum() {	# key_sum KEY: summed over every controller's lost_irq file
-	cat "$DBG"/nvme*/lost_irq | awk -v k="$1:" '$1 == k { s += $2 } END { print s + 0 }'
+	nvme_pci_sum lost_irq "$1"
 }
 
 # checks for ktap_test_result, which runs its command unquoted

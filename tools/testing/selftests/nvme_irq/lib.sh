@@ -35,10 +35,28 @@ nvme_io_irqs() {
 		/proc/interrupts
 }
 
+# nvme_pci_key CTRL FILE KEY: one value of /sys/kernel/debug/nvme_pci/CTRL/FILE
+nvme_pci_key() {
+	awk -F': ' -v k="$3" '$1 == k { print $2 }' "/sys/kernel/debug/nvme_pci/$1/$2"
+}
+
+# nvme_pci_sum FILE KEY: KEY summed over every controller's FILE
+nvme_pci_sum() {
+	cat /sys/kernel/debug/nvme_pci/nvme*/"$1" 2> /dev/null |
+		awk -v k="$2:" '$1 == k { s += $2 } END { print s + 0 }'
+}
+
 # Sum of one key of every controller's bounded-drain counters
 drain_sum() {
-	cat /sys/kernel/debug/nvme_pci/nvme*/drain 2> /dev/null |
-		awk -v k="$1:" '$1 == k { s += $2 } END { print s + 0 }'
+	nvme_pci_sum drain "$1"
+}
+
+# require_ctrls_and_fio: skip the whole test without an NVMe controller or fio
+require_ctrls_and_fio() {
+	if [ -z "$(nvme_ctrls)" ] || ! command -v fio > /dev/null; then
+		ktap_skip_all "needs an NVMe controller and fio"
+		exit "$KSFT_SKIP"
+	fi
 }
 
 # fio_json NAME [fio options]: fio with JSON output in $WORK; prints the

@@ -60,7 +60,7 @@ warned_once() {	# $once: no controller warned twice
 }
 
 counter() {	# counter CTRL KEY
-	awk -F': ' -v k="$2" '$1 == k { print $2 }' "$DBG/$1/lost_irq"
+	nvme_pci_key "$1" lost_irq "$2"
 }
 total_recoveries() {
 	local c n=0

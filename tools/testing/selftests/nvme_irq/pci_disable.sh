@@ -16,11 +16,8 @@ WORK=${TMPDIR:-/tmp}/nvme_irq_pci_disable
 
 ktap_print_header
 require_root
+require_ctrls_and_fio
 ctrls=$(nvme_ctrls)
-if [ -z "$ctrls" ] || ! command -v fio > /dev/null; then
-	ktap_skip_all "needs an NVMe controller and fio"
-	exit "$KSFT_SKIP"
-fi
 mkdir -p "$WORK"
 ktap_set_plan 4
 

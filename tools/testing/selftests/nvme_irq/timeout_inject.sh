@@ -20,11 +20,8 @@ WORK=${TMPDIR:-/tmp}/nvme_irq_timeout_inject
 
 ktap_print_header
 require_root
+require_ctrls_and_fio
 ctrls=$(nvme_ctrls)
-if [ -z "$ctrls" ] || ! command -v fio > /dev/null; then
-	ktap_skip_all "needs an NVMe controller and fio"
-	exit "$KSFT_SKIP"
-fi
 if [ ! -d "$DBG/fail_io_timeout" ] || [ ! -d "$DBG/fail_make_request" ]; then
 	ktap_skip_all "needs CONFIG_FAIL_IO_TIMEOUT and CONFIG_FAIL_MAKE_REQUEST"
 	exit "$KSFT_SKIP"
@@ -40,7 +37,7 @@ irqs=$(awk -v c="$ctrl" '$NF ~ "^" c "q[1-9][0-9]*$" { sub(":", "", $1); print $
 	/proc/interrupts)
 
 counter() {	# counter KEY: the controller's lost-interrupt poller counter
-	awk -F': ' -v k="$1" '$1 == k { print $2 }' "$DBG/nvme_pci/$ctrl/lost_irq"
+	nvme_pci_key "$ctrl" lost_irq "$1"
 }
 
 # every knob the test changes, as it was
