@@ -8,6 +8,8 @@
 #   stock  the pristine base, same configuration as bench
 #   sanitize  the series, test options + KASAN and kmemleak, nvme as modules
 #          (installed under the build folder's modules/)
+#   profile, profile-stock  bench and stock with perf events, for a
+#          sampled function profile in the guest (scripts/profile.sh)
 #   kcsan  the series, tinyconfig + the selftest fragment + KCSAN (with the
 #          interrupt watcher); no lockdep, which the other two carry.  Only
 #          the code whose concurrency the series changes is instrumented:
@@ -23,6 +25,8 @@ case $flavour in
 test)	src=$SRC; frags+=("$TOP/scripts/config/debug.config") ;;
 bench)	src=$SRC ;;
 stock)	src=$STOCK_SRC ;;
+profile) src=$SRC; frags+=("$TOP/scripts/config/profile.config") ;;
+profile-stock) src=$STOCK_SRC; frags+=("$TOP/scripts/config/profile.config") ;;
 sanitize) src=$SRC
 	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config") ;;
 kcsan)	src=$SRC; frags+=("$TOP/scripts/config/kcsan.config")
@@ -43,7 +47,7 @@ kcsan)	src=$SRC; frags+=("$TOP/scripts/config/kcsan.config")
 	kcsan_files+=" apst pci_debugfs"
 	kflags+=(KCSAN_SANITIZE=n)
 	for f in $kcsan_files; do kflags+=("KCSAN_SANITIZE_$f.o=y"); done ;;
-*)	die "unknown kernel flavour '$flavour' (test, bench, stock, sanitize or kcsan)" ;;
+*)	die "unknown kernel flavour '$flavour' (test, bench, stock, sanitize, kcsan, profile or profile-stock)" ;;
 esac
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
 out=$(kbuild_dir "$flavour")
@@ -84,7 +88,7 @@ while IFS= read -r line; do
 	else
 		opt=${line%%=*}; want=$line
 	fi
-	if [ "$flavour" = stock ] &&
+	if [ "$src" = "$STOCK_SRC" ] &&
 	   ! grep -rqs --include='Kconfig*' "^config ${opt#CONFIG_}\$" "$src"; then
 		continue
 	fi

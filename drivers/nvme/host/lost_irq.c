@@ -6,7 +6,7 @@
  * completion and the interrupt never reaches the CPU; without this, the
  * command then waits for the whole io_timeout (30 s) before nvme_timeout()
  * finds it completed.  Here each interrupt-driven queue with commands
- * outstanding is checked every nvme.lost_irq_poll_ms by a soft hrtimer.  The
+ * outstanding is checked every nvme.lost_irq_poll_ms by a hard hrtimer.  The
  * check reads the CQ head, the phase of the entry there and the count of
  * interrupts serviced, nothing else: it never races the handler.  When a
  * completion sits at the same head across two checks with no interrupt in
@@ -119,19 +119,30 @@ enum nvme_cq_verdict nvme_cq_check(struct nvme_cq_watch *w,
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_cq_check);
 
-static ktime_t lost_irq_period(void)
+static u64 lost_irq_period_ns(void)
 {
-	return ms_to_ktime(READ_ONCE(nvme_lost_irq_poll_ms));
+	return (u64)READ_ONCE(nvme_lost_irq_poll_ms) * NSEC_PER_MSEC;
 }
+
+/*
+ * A check is due a period after the previous one and may run up to half a
+ * period later: it then rides the timer interrupt of the tick or of another
+ * timer instead of raising its own.  The timer is a hard one: a check reads
+ * two cache lines, which costs less than a trip through the softirq.
+ */
+#define LOST_IRQ_SLACK(period_ns)	((period_ns) / 2)
 
 /* Context: any, with the queue's sq_lock held (nvme_lost_irq_arm()). */
 void nvme_lost_irq_start_timer(struct nvme_lost_irq *li)
 {
+	u64 period_ns = lost_irq_period_ns();
+
 	lockdep_assert_held(li->sq_lock);
-	hrtimer_start(&li->timer, lost_irq_period(), HRTIMER_MODE_REL_SOFT);
+	hrtimer_start_range_ns(&li->timer, ns_to_ktime(period_ns),
+			       LOST_IRQ_SLACK(period_ns), HRTIMER_MODE_REL_HARD);
 }
 
-/* Context: softirq (soft hrtimer). */
+/* Context: hardirq (hard hrtimer). */
 static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 {
 	struct nvme_lost_irq *li = container_of(timer, struct nvme_lost_irq, timer);
@@ -143,7 +154,7 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 
 	li->ops->sample(li, &s);
 	s.now_ns = ktime_get_ns();
-	s.period_ns = ktime_to_ns(lost_irq_period());
+	s.period_ns = lost_irq_period_ns();
 	s.irqs = READ_ONCE(li->irqs);
 	s.outstanding -= min(s.outstanding,
 			     READ_ONCE(li->aer_sent) - READ_ONCE(li->aer_done));
@@ -166,7 +177,12 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	case NVME_CQ_BUSY:
 		break;
 	}
-	hrtimer_forward_now(timer, lost_irq_period());
+	/*
+	 * From now, not hrtimer_forward_now(): that steps from the hard
+	 * expiry, which a check riding another interrupt has not reached yet.
+	 */
+	hrtimer_set_expires_range_ns(timer, ns_to_ktime(s.now_ns + s.period_ns),
+				     LOST_IRQ_SLACK(s.period_ns));
 	return HRTIMER_RESTART;
 }
 
@@ -245,7 +261,7 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc
 	li->aer_sent = 0;
 	li->aer_done = 0;
 	memset(&li->watch, 0, sizeof(li->watch));
-	hrtimer_init(&li->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	hrtimer_init(&li->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	li->timer.function = lost_irq_timer_fn;
 	INIT_WORK(&li->work, lost_irq_work_fn);
 	if (first) {

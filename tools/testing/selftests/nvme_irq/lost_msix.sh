@@ -7,7 +7,7 @@
 # and 100 % of queue 1's messages ($NVME_IRQ_QMP reaches it).  At QD1 every
 # dropped message is a stall only the poller can end: fio verify is clean,
 # the poller recovers at least as many stalls as the device dropped
-# messages, nothing times out, and the worst I/O waits about two poll
+# messages, nothing times out, and the worst I/O waits at most three poll
 # intervals, far from io_timeout.  With the poller off, a read whose
 # message is dropped ends in nvme_timeout()'s "completion polled".
 
@@ -20,7 +20,8 @@ PARAM=/sys/module/nvme/parameters/lost_irq_poll_ms
 WORK=${TMPDIR:-/tmp}/nvme_irq_lost_msix
 CTRL=nvme0
 NS=/dev/${CTRL}n1
-# besides two poll intervals: a non-operational power state's exit
+# besides three poll intervals (two checks, each up to half an interval
+# late to share a timer interrupt): a non-operational power state's exit
 # latency, a vCPU the host did not run for a while
 SLACK_MS=50
 
@@ -115,11 +116,11 @@ for ppm in 10000 500000 1000000; do
 	ktap_test_result "$pct %: every stall recovered by the poller" [ "$r" -ge "$d" ]
 	ktap_test_result "$pct %: nothing timed out" [ "$t" -eq 0 ]
 	within() {
-		local bound=$((2 * poll_ms + SLACK_MS))
+		local bound=$((3 * poll_ms + SLACK_MS))
 
 		[ -n "$worst" ] && awk -v w="$worst" -v b=$bound 'BEGIN { exit !(w <= b) }'
 	}
-	ktap_test_result "$pct %: worst I/O within two poll intervals + $SLACK_MS ms" within
+	ktap_test_result "$pct %: worst I/O within three poll intervals + $SLACK_MS ms" within
 done
 
 # 16-17: poller off, every message of queue 1 lost, io_timeout 2 s: the read
