@@ -8,8 +8,6 @@
 #   stock  the pristine base, same configuration as bench
 #   sanitize  the series, test options + KASAN and kmemleak, nvme as modules
 #          (installed under the build folder's modules/)
-#   profile, profile-stock  bench and stock with perf events, for a
-#          sampled function profile in the guest (scripts/profile.sh)
 #   kcsan  the series, tinyconfig + the selftest fragment + KCSAN (with the
 #          interrupt watcher); no lockdep, which the other two carry.  Only
 #          the code whose concurrency the series changes is instrumented:
@@ -25,8 +23,6 @@ case $flavour in
 test)	src=$SRC; frags+=("$TOP/scripts/config/debug.config") ;;
 bench)	src=$SRC ;;
 stock)	src=$STOCK_SRC ;;
-profile) src=$SRC; frags+=("$TOP/scripts/config/profile.config") ;;
-profile-stock) src=$STOCK_SRC; frags+=("$TOP/scripts/config/profile.config") ;;
 sanitize) src=$SRC
 	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config") ;;
 kcsan)	src=$SRC; frags+=("$TOP/scripts/config/kcsan.config")
@@ -47,7 +43,7 @@ kcsan)	src=$SRC; frags+=("$TOP/scripts/config/kcsan.config")
 	kcsan_files+=" apst pci_debugfs"
 	kflags+=(KCSAN_SANITIZE=n)
 	for f in $kcsan_files; do kflags+=("KCSAN_SANITIZE_$f.o=y"); done ;;
-*)	die "unknown kernel flavour '$flavour' (test, bench, stock, sanitize, kcsan, profile or profile-stock)" ;;
+*)	die "unknown kernel flavour '$flavour' (test, bench, stock, sanitize or kcsan)" ;;
 esac
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
 out=$(kbuild_dir "$flavour")
@@ -88,7 +84,7 @@ while IFS= read -r line; do
 	else
 		opt=${line%%=*}; want=$line
 	fi
-	if [ "$src" = "$STOCK_SRC" ] &&
+	if [ "$flavour" = stock ] &&
 	   ! grep -rqs --include='Kconfig*' "^config ${opt#CONFIG_}\$" "$src"; then
 		continue
 	fi

@@ -11,8 +11,8 @@
 # interleaved), FREQ samples per second per CPU (1999).
 #
 # Each boot runs fio under 'perf record -a -e cpu-clock' (a software timer:
-# TCG has no PMU) on the profile kernels (scripts/kernel.sh profile and
-# profile-stock: the bench and stock configurations with perf events).
+# TCG has no PMU) on the bench and stock kernels (make kernel-bench
+# kernel-stock; x86 always has perf events).
 # A timer sample lands where interrupts are enabled: time spent with them
 # off (hardirq handlers) is charged to where they come back on, so this
 # shows the process and softirq side; hardirq time per I/O is the bench's.
@@ -21,7 +21,7 @@
 # Writes OUT/MODE-rREP/{fio.json,report.txt} and OUT/profile.md: per
 # function, CPU time per completed I/O (samples / FREQ / I/Os), median over
 # the repetitions, for the functions above 0.5 % in any mode, and the total
-# busy time per I/O (every sample outside the idle loop).
+# busy time per I/O (every sample, kernel or user, outside the idle loop).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -33,10 +33,10 @@ done
 off="nvme_core.default_ps_max_latency_us=100000 nvme.lost_irq_poll_ms=0"
 off+=" nvme.irq_budget=0 nvme.adaptive_coalescing=0"
 # mode name, kernel flavour, extra command line
-modes=("stock profile-stock -" "series profile -" "series-off profile $off")
+modes=("stock stock -" "series bench -" "series-off bench $off")
 for m in "${modes[@]}"; do
 	set -- $m
-	[ -f "$(bzimage_of "$2")" ] || die "no $2 kernel: scripts/kernel.sh $2"
+	[ -f "$(bzimage_of "$2")" ] || die "no $2 kernel: make kernel-$2"
 done
 command -v perf > /dev/null || die "perf is not installed (linux-perf)"
 
@@ -81,7 +81,8 @@ modes = ['stock', 'series', 'series-off']
 # (the halt's own symbol is the start of .cpuidle.text)
 IDLE = re.compile(r'(safe_halt|default_idle|cpu_idle|do_idle|acpi_idle|'
                   r'poll_idle|mwait_idle|intel_idle|__cpuidle_text_start)')
-LINE = re.compile(r'^\s*([\d.]+)%\s+(\d+)\s+\[k\]\s+(\S+)')
+# kernel ([k]) and user ([.]) symbols
+LINE = re.compile(r'^\s*([\d.]+)%\s+(\d+)\s+\[[k.]\]\s+(\S+)')
 per, busy, iops, pct = {}, {}, {}, {}
 for m in modes:
     for r in range(1, reps + 1):
@@ -112,19 +113,18 @@ print('| | ' + ' | '.join(modes) + ' |')
 print('|---|' + '---|' * len(modes))
 print('| IOPS | ' + ' | '.join(f'{med(iops[m]):.0f} [{min(iops[m]):.0f}-'
                                  f'{max(iops[m]):.0f}]' for m in modes) + ' |')
-print('| busy us/IO (all but idle) | ' + ' | '.join(rng(busy[m]) for m in modes) + ' |')
+print('| busy us/IO (kernel and user, all but idle) | ' + ' | '.join(rng(busy[m]) for m in modes) + ' |')
 print('\n| function | ' + ' | '.join(f'{m} us/IO' for m in modes) + ' |')
 print('|---|' + '---|' * len(modes))
+def filled(d, s, m):
+    # a function absent from a run's report had no sample in it
+    v = d[s].get(m, [])
+    return v + [0.0] * (reps - len(v))
 rows = [s for s in per if not IDLE.search(s) and
-        any(med(pct[s].get(m, [])) >= 0.5 for m in modes)]
-rows.sort(key=lambda s: -max(med(per[s].get(m, [])) for m in modes))
+        any(med(filled(pct, s, m)) >= 0.5 for m in modes)]
+rows.sort(key=lambda s: -max(med(filled(per, s, m)) for m in modes))
 for s in rows:
-    cells = []
-    for m in modes:
-        v = per[s].get(m, [])
-        # a function absent from a run's report had no sample in it
-        v = v + [0.0] * (reps - len(v))
-        cells.append(f'{med(v):.3f}')
+    cells = [f'{med(filled(per, s, m)):.3f}' for m in modes]
     print(f'| `{s}` | ' + ' | '.join(cells) + ' |')
 EOF
 note "profile: $out/profile.md"

@@ -46,8 +46,8 @@ static int lost_irq_poll_ms_set(const char *val, const struct kernel_param *kp)
 	/*
 	 * Off: the handler stops counting interrupts and submissions stop
 	 * arming the timer; a timer still armed finds the period 0 and ends.
-	 * Switched on again, the first check is more than two periods after
-	 * the last one: it is late, and the wait is measured from it.
+	 * Switched on again, the first check comes long after the last one:
+	 * it is late, and the wait is measured from it.
 	 */
 	if (ms)
 		static_branch_enable(&nvme_lost_irq_on);
@@ -64,12 +64,23 @@ module_param_cb(lost_irq_poll_ms, &lost_irq_poll_ms_ops, &nvme_lost_irq_poll_ms,
 MODULE_PARM_DESC(lost_irq_poll_ms,
 		 "check busy queues for completions whose interrupt was lost every this many ms (0-1000, 0 = off, default 5)");
 
-/* More than two periods since the previous check: the CPU or host stalled */
+/*
+ * A check is due a period after the previous one and may run up to half a
+ * period later: it then rides the timer interrupt of the tick or of another
+ * timer instead of raising its own.
+ */
+#define LOST_IRQ_SLACK(period_ns)	((period_ns) / 2)
+
+/*
+ * More than a period later than the latest a check on time comes (a period
+ * and its slack) after the previous one: the CPU or the host stalled.
+ */
 static bool nvme_cq_late(const struct nvme_cq_watch *w,
 			 const struct nvme_cq_sample *s)
 {
 	return s->period_ns && w->last_ns && s->now_ns > w->last_ns &&
-	       s->now_ns - w->last_ns > 2 * s->period_ns;
+	       s->now_ns - w->last_ns >
+			2 * s->period_ns + LOST_IRQ_SLACK(s->period_ns);
 }
 
 /**
@@ -82,9 +93,9 @@ static bool nvme_cq_late(const struct nvme_cq_watch *w,
  * A completion is stuck when it was already posted at the same head at an
  * earlier check at least @hold_ns ago and no interrupt was serviced since,
  * judged only across checks that ran on time: if this one comes more than
- * two periods after the previous one, the CPU or the host was stalled (an
- * SMI, a hypervisor's steal time) and the interrupt may merely be late as
- * well; the wait is then measured again from this check.
+ * two and a half periods after the previous one, the CPU or the host was
+ * stalled (an SMI, a hypervisor's steal time) and the interrupt may merely
+ * be late as well; the wait is then measured again from this check.
  * Pure function of its arguments.  Context: any.
  *
  * Return: what to do with the queue.
@@ -125,14 +136,10 @@ static u64 lost_irq_period_ns(void)
 }
 
 /*
- * A check is due a period after the previous one and may run up to half a
- * period later: it then rides the timer interrupt of the tick or of another
- * timer instead of raising its own.  The timer is a hard one: a check reads
- * two cache lines, which costs less than a trip through the softirq.
+ * Context: any, with the queue's sq_lock held (nvme_lost_irq_arm()).  The
+ * timer is a hard one: a check reads two cache lines and takes no lock but
+ * RCU's, which costs less than a trip through the softirq.
  */
-#define LOST_IRQ_SLACK(period_ns)	((period_ns) / 2)
-
-/* Context: any, with the queue's sq_lock held (nvme_lost_irq_arm()). */
 void nvme_lost_irq_start_timer(struct nvme_lost_irq *li)
 {
 	u64 period_ns = lost_irq_period_ns();
@@ -178,12 +185,15 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 		break;
 	}
 	/*
-	 * From now, not hrtimer_forward_now(): that steps from the hard
-	 * expiry, which a check riding another interrupt has not reached yet.
+	 * Restarted through the base lock, from now: while this runs the timer
+	 * is not queued, so a submission on another CPU may start it
+	 * (nvme_lost_irq_arm()), and changing the expiry here would race with
+	 * that; hrtimer_forward_now() would also step from the hard expiry,
+	 * which a check riding another interrupt has not reached yet.
 	 */
-	hrtimer_set_expires_range_ns(timer, ns_to_ktime(s.now_ns + s.period_ns),
-				     LOST_IRQ_SLACK(s.period_ns));
-	return HRTIMER_RESTART;
+	hrtimer_start_range_ns(timer, ns_to_ktime(s.now_ns + s.period_ns),
+			       LOST_IRQ_SLACK(s.period_ns), HRTIMER_MODE_ABS_HARD);
+	return HRTIMER_NORESTART;
 }
 
 static void lost_irq_report(struct nvme_lost_irq *li)

@@ -31,8 +31,8 @@
  * @pending: a completion is posted at @head
  * @hold_ns: how long the queue's interrupt may be held back on purpose
  *	(interrupt moderation); 0 if it is signalled at once
- * @period_ns: the checks' period; a check that comes more than two periods
- *	after the previous one ran late (0: never judged late)
+ * @period_ns: the checks' period; a check that comes more than two and a half
+ *	periods after the previous one ran late (0: never judged late)
  */
 struct nvme_cq_sample {
 	u64 now_ns;
@@ -123,7 +123,8 @@ struct nvme_lost_irq_ctrl {
  * @active: started and not stopped; changed under @sq_lock
  * @stall_ns: how long the completion the last check found stuck had waited
  * @checks: statistics, single writer each: checks made
- * @delayed: checks that ran more than two periods after the previous one
+ * @delayed: checks that ran more than two and a half periods after the
+ *	previous one
  * @late: of those, the ones that would have found a completion stuck
  * @recoveries: recoveries that reaped at least one completion
  * @reaped: completions reaped by recoveries

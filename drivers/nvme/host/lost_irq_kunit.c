@@ -158,12 +158,20 @@ static void late_check_does_not_judge(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w.since_ns, MS(36));
 	s.now_ns = MS(41);		/* on time, still no interrupt */
 	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_STUCK);
-	/* up to two periods between checks is on time */
+	/*
+	 * Up to two and a half periods between checks is on time: a period
+	 * and its slack, and one more.
+	 */
 	w = (struct nvme_cq_watch) { };
 	s.now_ns = MS(100);
 	nvme_cq_check(&w, &s, 0);
-	s.now_ns = MS(110);
+	s.now_ns = MS(100) + MS(25) / 2;
 	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_STUCK);
+	w = (struct nvme_cq_watch) { };
+	s.now_ns = MS(100);
+	nvme_cq_check(&w, &s, 0);
+	s.now_ns = MS(100) + MS(25) / 2 + 1;
+	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_LATE);
 }
 
 static struct kunit_case nvme_lost_irq_cases[] = {

@@ -22,8 +22,10 @@ CTRL=nvme0
 NS=/dev/${CTRL}n1
 # besides three poll intervals (two checks, each up to half an interval
 # late to share a timer interrupt): a non-operational power state's exit
-# latency, a vCPU the host did not run for a while
-SLACK_MS=50
+# latency, a vCPU the host did not run for a while (a busy 2-core host
+# gave 67.5 ms against 65).  Still two orders of magnitude below
+# io_timeout: the latency itself is the benchmark's (lost scenario).
+SLACK_MS=200
 
 ktap_print_header
 require_root

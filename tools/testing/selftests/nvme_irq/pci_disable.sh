@@ -102,8 +102,9 @@ for t in $(seq 50); do
 	sleep 0.2
 done
 ktap_test_result "its namespace $ns is back" [ -b "$ns" ]
-fio --name=verify --filename="$ns" --rw=randwrite --bs=4k --size=8m \
-	--ioengine=libaio --direct=1 --iodepth=16 --verify=crc32c \
+# a missing device node would make fio write a regular file in /dev
+[ -b "$ns" ] && fio --name=verify --filename="$ns" --rw=randwrite --bs=4k \
+	--size=8m --ioengine=libaio --direct=1 --iodepth=16 --verify=crc32c \
 	--verify_fatal=1 > "$WORK/verify.txt" 2>&1
 ktap_test_result "verified I/O on $ns after the recovery" [ $? -eq 0 ]
 others_live() {
@@ -116,28 +117,30 @@ others_live() {
 }
 ktap_test_result "the other controllers stayed live" others_live
 no_report() {	# lockdep, workqueue and WARN reports since the mark
-	! dmesg_since | grep -qE 'WARNING:|BUG:|lock held|possible .*locking'
+	! dmesg_since | grep -qE 'WARNING:|BUG:|INFO:|lock held|blocked for more than'
 }
 ktap_test_result "no lockdep, workqueue or WARN report since decode went off" no_report
 
 # 6-9: blktests nvme/032's sequence, on the controller now bound
 ctrl=${now:-$ctrl}
 mark_dmesg
-fio --name=remove --filename="/dev/${ctrl}n1" --rw=randread --bs=4k \
-	--ioengine=libaio --direct=1 --iodepth=32 --runtime=30 --time_based \
-	> /dev/null 2>&1 &
+[ -b "/dev/${ctrl}n1" ] && fio --name=remove --filename="/dev/${ctrl}n1" \
+	--rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=32 \
+	--runtime=30 --time_based > /dev/null 2>&1 &
 fio_pid=$!
 sleep 2
-echo 1 > "/sys/bus/pci/devices/$pcidev/rescan"
-echo 1 > "/sys/bus/pci/devices/$pcidev/reset"
-echo 1 > "/sys/bus/pci/devices/$pcidev/remove"
+seq_ok=1
+for op in rescan reset remove; do
+	echo 1 > "/sys/bus/pci/devices/$pcidev/$op" ||
+		{ ktap_print_msg "writing $op failed"; seq_ok=0; }
+done
 kill "$fio_pid" 2> /dev/null
 wait "$fio_pid"
 ktap_print_msg "$pcidev ($ctrl) rescanned, reset and removed under fio"
 gone() {
-	[ ! -e "/sys/bus/pci/devices/$pcidev" ]
+	[ "$seq_ok" -eq 1 ] && [ ! -e "/sys/bus/pci/devices/$pcidev" ]
 }
-ktap_test_result "$pcidev was removed" gone
+ktap_test_result "$pcidev was rescanned, reset and removed" gone
 echo 1 > /sys/bus/pci/rescan
 now=$(wait_live)
 ktap_test_result "after a bus rescan the controller of $pcidev is back and live" is_back
@@ -146,8 +149,8 @@ for t in $(seq 50); do
 	[ -b "$ns" ] && break
 	sleep 0.2
 done
-fio --name=verify2 --filename="$ns" --rw=randwrite --bs=4k --size=8m \
-	--ioengine=libaio --direct=1 --iodepth=16 --verify=crc32c \
+[ -b "$ns" ] && fio --name=verify2 --filename="$ns" --rw=randwrite --bs=4k \
+	--size=8m --ioengine=libaio --direct=1 --iodepth=16 --verify=crc32c \
 	--verify_fatal=1 > "$WORK/verify2.txt" 2>&1
 ktap_test_result "verified I/O on $ns after the removal" [ $? -eq 0 ]
 ktap_test_result "no lockdep, workqueue or WARN report since the removal" no_report
