@@ -60,6 +60,25 @@ wait_live() {
 	return 1
 }
 
+# wait_ns NS: wait up to 10 s for the block device node NS
+wait_ns() {
+	local t
+
+	for t in $(seq 50); do
+		[ -b "$1" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# verify_io NAME NS: crc32c-verified writes on NS; a missing device node
+# fails at once (fio would write a regular file in /dev)
+verify_io() {
+	[ -b "$2" ] && fio --name="$1" --filename="$2" --rw=randwrite --bs=4k \
+		--size=8m --ioengine=libaio --direct=1 --iodepth=16 \
+		--verify=crc32c --verify_fatal=1 > "$WORK/$1.txt" 2>&1
+}
+
 old_timeout=$(cat "/sys/block/${ctrl}n1/queue/io_timeout")
 restore_timeout() {	# on whatever namespace of the function is there
 	local c
@@ -97,16 +116,8 @@ is_back() {	# for ktap_test_result, which runs its command unquoted
 }
 ktap_test_result "the controller of $pcidev is back and live" is_back
 ns=/dev/${now:-$ctrl}n1
-for t in $(seq 50); do
-	[ -b "$ns" ] && break
-	sleep 0.2
-done
-ktap_test_result "its namespace $ns is back" [ -b "$ns" ]
-# a missing device node would make fio write a regular file in /dev
-[ -b "$ns" ] && fio --name=verify --filename="$ns" --rw=randwrite --bs=4k \
-	--size=8m --ioengine=libaio --direct=1 --iodepth=16 --verify=crc32c \
-	--verify_fatal=1 > "$WORK/verify.txt" 2>&1
-ktap_test_result "verified I/O on $ns after the recovery" [ $? -eq 0 ]
+ktap_test_result "its namespace $ns is back" wait_ns "$ns"
+ktap_test_result "verified I/O on $ns after the recovery" verify_io verify "$ns"
 others_live() {
 	local c
 
@@ -145,14 +156,8 @@ echo 1 > /sys/bus/pci/rescan
 now=$(wait_live)
 ktap_test_result "after a bus rescan the controller of $pcidev is back and live" is_back
 ns=/dev/${now:-$ctrl}n1
-for t in $(seq 50); do
-	[ -b "$ns" ] && break
-	sleep 0.2
-done
-[ -b "$ns" ] && fio --name=verify2 --filename="$ns" --rw=randwrite --bs=4k \
-	--size=8m --ioengine=libaio --direct=1 --iodepth=16 --verify=crc32c \
-	--verify_fatal=1 > "$WORK/verify2.txt" 2>&1
-ktap_test_result "verified I/O on $ns after the removal" [ $? -eq 0 ]
+wait_ns "$ns"
+ktap_test_result "verified I/O on $ns after the removal" verify_io verify2 "$ns"
 ktap_test_result "no lockdep, workqueue or WARN report since the removal" no_report
 
 ktap_finished
