@@ -33,10 +33,32 @@ boot() {
 # defaults: a message per completion, Features 08h/09h, APST, lost MSI-X on
 # request).
 # 1. default parameters: KUnit at boot, then the whole kselftest suite the
-# way the kernel's own runner runs it
-boot default -- "make -s -C $ksft TARGETS=nvme_irq run_tests 2>&1 | tee \$RESULTS/kselftest.txt"
+# way the kernel's own runner runs it; first without NVME_IRQ_TEST_DEVS, as
+# on a machine whose owner named no drive: every test skips, nothing written
+nodevs='w0=$(awk '"'"'$3 ~ /^nvme/ { s += $10 } END { print s + 0 }'"'"' /proc/diskstats)'
+nodevs+="; env -u NVME_IRQ_TEST_DEVS make -s -C $ksft TARGETS=nvme_irq run_tests > \$RESULTS/nodevs.txt 2>&1"
+nodevs+='; echo "sectors written: $(($(awk '"'"'$3 ~ /^nvme/ { s += $10 } END { print s + 0 }'"'"' /proc/diskstats) - w0))" >> $RESULTS/nodevs.txt'
+# and the knobs as they were before the suite and after it
+knobs="bash -c '. $ksft/nvme_irq/lib.sh; for f in \$(knob_files); do echo \"\$f=\$(cat \$f)\"; done'"
+boot default -- "$nodevs; $knobs > \$RESULTS/knobs.before; make -s -C $ksft TARGETS=nvme_irq run_tests 2>&1 | tee \$RESULTS/kselftest.txt; $knobs > \$RESULTS/knobs.after"
 python3 "$TOP/scripts/ktap.py" kunit "$dir/default/console.log" >> "$results"
 python3 "$TOP/scripts/ktap.py" kselftest "$dir/default/kselftest.txt" >> "$results"
+f=$dir/default/nodevs.txt
+n=$(sed -n '/^TEST_PROGS/,/^$/p' "$ksft/nvme_irq/Makefile" | grep -o '[a-z_]*\.sh' | wc -l)
+skipped=$(grep -c '^ok [0-9]* selftests: nvme_irq: .* # SKIP$' "$f" 2> /dev/null)
+said=$(grep -c '^# 1\.\.0 # SKIP NVME_IRQ_TEST_DEVS is not set' "$f" 2> /dev/null)
+if [ "${n:-0}" -gt 0 ] && [ "$skipped:$said" = "$n:$n" ] && grep -qx 'sectors written: 0' "$f"; then
+	echo "pass harness: without NVME_IRQ_TEST_DEVS all $n tests skip, saying why, and nothing is written" >> "$results"
+else
+	echo "fail harness: without NVME_IRQ_TEST_DEVS: $skipped of ${n:-?} tests skipped, $said said why (see $f)" >> "$results"
+fi
+
+kb=$dir/default/knobs.before
+if [ "$(wc -l < "$kb" 2> /dev/null)" -gt 10 ] 2> /dev/null && cmp -s "$kb" "$dir/default/knobs.after"; then
+	echo "pass harness: the suite left all $(wc -l < "$kb") knobs as it found them" >> "$results"
+else
+	echo "fail harness: knobs changed by the suite: $(diff "$kb" "$dir/default/knobs.after" 2>&1 | grep '^[<>]' | tr '\n' ' ')" >> "$results"
+fi
 
 # no_skip NAME FILE SCRIPT...: the project's controllers have what these
 # scripts need (QMP, APST, Features 08h/09h, lost MSI-X): a skip in them is

@@ -18,6 +18,7 @@ PARAM=/sys/module/nvme_core/parameters/default_ps_max_latency_us
 
 ktap_print_header
 require_root
+require_test_devs
 if [ ! -r "$PARAM" ]; then
 	ktap_skip_all "nvme_core is not loaded"
 	exit "$KSFT_SKIP"

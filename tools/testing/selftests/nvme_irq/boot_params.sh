@@ -11,6 +11,7 @@ DIR=$(dirname "$0")
 
 ktap_print_header
 require_root
+require_test_devs
 ktap_set_plan 10
 
 # param_check NAME DEFAULT: the value given on the command line, or the

@@ -30,6 +30,7 @@ TRACE=/sys/kernel/tracing/trace
 ktap_print_header
 mark_dmesg
 require_root
+require_test_devs
 if [ ! -e "$DBG/disable_adaptive_interrupt_coalescing" ]; then
 	ktap_skip_all "needs debugfs and adaptive coalescing in nvme-pci"
 	exit "$KSFT_SKIP"
@@ -65,7 +66,7 @@ decisions() {
 	coal_key decisions | awk '{ s += $1 } END { print s + 0 }'
 }
 moderated_ms() {
-	cat "$DBG"/nvme*/coalescing |
+	for c in $(nvme_ctrls); do cat "$DBG/$c/coalescing"; done |
 		awk '$1 ~ /moderated_ms:$/ { s += $2 } END { print s + 0 }'
 }
 # fio over every drive; handler runs per 10000 completions into $WORK/$1.ratio
@@ -282,12 +283,20 @@ if $device_coalesces; then
 	# controller reads back agrees with the driver, coalescing on.  A Set
 	# Features the work item sent may be answered but not yet recorded, and
 	# nvme-cli takes about a second a call on a busy TCG guest: a few tries.
+	# every named controller has a moderated queue
+	all_moderated() {
+		local c
+
+		for c in $(nvme_ctrls); do
+			grep -q 'state: moderated' "$DBG/$c/coalescing" || return 1
+		done
+	}
 	readback() {
 		local c rc try t
 
 		for t in $(seq 100); do
 			# every controller has a moderated queue (grep -L: none without)
-			[ -z "$(grep -L 'state: moderated' "$DBG"/nvme*/coalescing)" ] && break
+			all_moderated && break
 			sleep 0.1
 		done
 		for c in $(nvme_ctrls); do
@@ -334,8 +343,7 @@ else
 fi
 
 # 29-30: vectors somebody else moderates are left alone until given back
-io_irqs=$(awk '$NF ~ /^nvme[0-9]+q[1-9][0-9]*$/ { sub(":", "", $1); print $1 }' \
-	/proc/interrupts)
+io_irqs=$(nvme_io_irqs)
 set_irqs() {
 	local i
 

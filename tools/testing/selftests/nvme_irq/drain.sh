@@ -19,6 +19,7 @@ MODERATION=/sys/module/nvme/parameters/irq_moderation_us
 
 ktap_print_header
 require_root
+require_test_devs
 if [ ! -w "$BUDGET" ] || [ -z "$(nvme_ctrls)" ]; then
 	ktap_skip_all "needs nvme.irq_budget and an NVMe controller"
 	exit "$KSFT_SKIP"
@@ -32,14 +33,14 @@ restore() {
 	echo "$budget" > "$BUDGET"
 	[ -w "$ONLINE" ] && echo 1 > "$ONLINE"
 }
-trap restore EXIT
+at_exit restore
 
 # 1-5: budget 2: a QD64 queue cannot be drained in one run
 fio_opts="--rw=randrw --bs=4k --ioengine=libaio --direct=1 --iodepth=64"
 fio_opts+=" --size=32m --verify=crc32c --verify_fatal=1 $(fio_all_drives)"
 f0=$(drain_sum fallbacks)
 p0=$(drain_sum poll_completions)
-dmesg -C
+mark_dmesg
 echo 2 > "$BUDGET"
 echo 1 > "$TRACE/events/nvme_pci/nvme_irq_poll_fallback/enable" 2> /dev/null
 echo 1 > "$TRACE/events/nvme_pci/nvme_irq_poll_done/enable" 2> /dev/null
@@ -59,9 +60,6 @@ traced_both() {
 	[ "${fb:-0}" -gt 0 ] && [ "${done_:-0}" -gt 0 ]
 }
 ktap_test_result "tracepoints show hand-overs and returns" traced_both
-no_timeouts() {
-	! dmesg | grep -q timeout
-}
 ktap_test_result "budget 2: nothing timed out" no_timeouts
 
 # 6-7: budget 0 (unbounded): no hand-over at all
@@ -75,22 +73,14 @@ ktap_test_result "budget 0: no fallback to irq_poll" \
 # 8-14: bad values rejected, the old value kept
 echo 5 > "$BUDGET"
 for bad in -1 abc 65537; do
-	if write_rejected "$BUDGET" "$bad"; then
-		ktap_test_result "irq_budget rejects '$bad' and keeps 5" \
-			[ "$(cat "$BUDGET")" = 5 ]
-	else
-		ktap_test_fail "irq_budget rejects '$bad'"
-	fi
+	ktap_test_result "irq_budget rejects '$bad' and keeps 5" \
+		rejects_keeps "$BUDGET" "$bad"
 done
 echo "$budget" > "$BUDGET"
 old=$(cat "$MODERATION")
 for bad in -1 abc 10001 ''; do
-	if write_rejected "$MODERATION" "$bad"; then
-		ktap_test_result "irq_moderation_us rejects '$bad' and keeps $old" \
-			[ "$(cat "$MODERATION")" = "$old" ]
-	else
-		ktap_test_fail "irq_moderation_us rejects '$bad'"
-	fi
+	ktap_test_result "irq_moderation_us rejects '$bad' and keeps $old" \
+		rejects_keeps "$MODERATION" "$bad"
 done
 
 # 15-17: budget 1 under fio pinned to CPU1, CPU1 offline and back ten

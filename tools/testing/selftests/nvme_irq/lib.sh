@@ -13,13 +13,129 @@ cmdline_value() {
 	echo "$2"
 }
 
-# The NVMe controllers, as nvme0 nvme1 ...
-nvme_ctrls() {
-	local c
+# The suite overwrites, resets, removes and reloads the NVMe namespaces it is
+# given, and only those: NVME_IRQ_TEST_DEVS lists them as block devices
+# ("/dev/nvme0n1 /dev/nvme1n1"), as blktests' TEST_DEVS does, and without it
+# every test is skipped.  The module parameters, debugfs knobs and fault
+# injection the tests set are global: other controllers see them while a
+# test runs (they lose no data: that is what the series is for), and each
+# test puts them back when it exits.
 
-	for c in /sys/class/nvme/nvme*; do
-		[ -e "$c" ] && basename "$c"
+# test_ns: the named namespaces, as nvme0n1 nvme1n1 ...
+test_ns() {
+	local dev
+
+	for dev in $NVME_IRQ_TEST_DEVS; do
+		basename "$dev"
 	done
+}
+
+# ns_ctrl NS: the controller of namespace NS (nvme0 for nvme0n1 or, behind
+# native multipath, for the path nvme2c0n1); nothing if NS is not there
+ns_ctrl() {
+	local p
+
+	p=$(readlink -f "/sys/block/$1/device" 2> /dev/null) || return 0
+	case "$p" in
+	*/nvme/nvme[0-9]*) basename "$p"; return ;;
+	esac
+	for p in /sys/block/$1/multipath/nvme*c*n*; do
+		[ -e "$p" ] || continue
+		p=$(basename "$p")
+		p=${p#nvme*c}
+		echo "nvme${p%n*}"
+	done
+}
+
+# The controllers of the named namespaces that are there now, as nvme0 nvme1
+nvme_ctrls() {
+	local ns
+
+	for ns in $(test_ns); do
+		ns_ctrl "$ns"
+	done | awk '!seen[$0]++'
+}
+
+# The knobs a test may change: the writable module parameters of nvme and
+# nvme_core, the nvme_pci debugfs knobs and fault attributes, and the block
+# layer's fault attributes the suite drives.  /proc/irq/<N>/moderation_us is
+# not among them: adaptive coalescing moves it, and a write from /proc takes
+# the vector from the driver; the tests that set it put it back themselves.
+knob_files() {
+	local f
+
+	for f in /sys/module/nvme/parameters/* /sys/module/nvme_core/parameters/* \
+		 /sys/kernel/debug/nvme_pci/* /sys/kernel/debug/nvme_pci/fail_*/* \
+		 /sys/kernel/debug/fail_io_timeout/* \
+		 /sys/kernel/debug/fail_make_request/*; do
+		# root may write any file: the owner's write bit says it is a knob
+		[ -f "$f" ] && [ $((0$(stat -c %a "$f" 2> /dev/null) & 0200)) -ne 0 ] &&
+			echo "$f"
+	done
+}
+
+declare -A KNOBS_SAVED
+AT_EXIT=()
+
+# at_exit CMD...: run CMD when the test exits, before the knobs are restored
+at_exit() {
+	AT_EXIT+=("$*")
+}
+
+# restore_knobs: every knob back to its value when the test started
+restore_knobs() {
+	local f
+
+	for f in "${!KNOBS_SAVED[@]}"; do
+		[ "$(cat "$f" 2> /dev/null)" = "${KNOBS_SAVED[$f]}" ] ||
+			echo "${KNOBS_SAVED[$f]}" > "$f" 2> /dev/null ||
+			ktap_print_msg "could not restore $f to ${KNOBS_SAVED[$f]}"
+	done
+}
+
+nvme_irq_exit() {
+	local cmd
+
+	for cmd in "${AT_EXIT[@]}"; do
+		eval "$cmd"
+	done
+	restore_knobs
+}
+
+# save_knobs: remember every knob, and put them back when the test exits
+save_knobs() {
+	local f
+
+	for f in $(knob_files); do
+		KNOBS_SAVED[$f]=$(cat "$f" 2> /dev/null)
+	done
+	trap nvme_irq_exit EXIT
+}
+
+# require_test_devs [unloaded]: skip every test unless NVME_IRQ_TEST_DEVS
+# names NVMe namespaces that exist; with "unloaded", the nvme module may
+# not be loaded yet, and the names are checked once it is
+require_test_devs() {
+	local dev
+
+	if [ -z "${NVME_IRQ_TEST_DEVS:-}" ]; then
+		ktap_skip_all "NVME_IRQ_TEST_DEVS is not set: name the NVMe namespaces these tests may overwrite (e.g. NVME_IRQ_TEST_DEVS=/dev/nvme0n1)"
+		exit "$KSFT_SKIP"
+	fi
+	for dev in $NVME_IRQ_TEST_DEVS; do
+		case "$dev" in
+		/dev/nvme[0-9]*n[0-9]*) ;;
+		*)
+			ktap_skip_all "NVME_IRQ_TEST_DEVS: $dev is not an NVMe namespace (/dev/nvmeXnY)"
+			exit "$KSFT_SKIP" ;;
+		esac
+		[ "${1:-}" = unloaded ] && continue
+		if [ ! -b "$dev" ] || [ -z "$(ns_ctrl "$(basename "$dev")")" ]; then
+			ktap_skip_all "NVME_IRQ_TEST_DEVS: no NVMe namespace $dev"
+			exit "$KSFT_SKIP"
+		fi
+	done
+	save_knobs
 }
 
 require_root() {
@@ -29,10 +145,19 @@ require_root() {
 	fi
 }
 
-# The Linux interrupt numbers of the NVMe I/O queue vectors
+# first_ns: the first named namespace, as /dev/nvme0n1
+first_ns() {
+	set -- $NVME_IRQ_TEST_DEVS
+	echo "$1"
+}
+
+# The Linux interrupt numbers of the named controllers' I/O queue vectors
 nvme_io_irqs() {
-	awk '$NF ~ /^nvme[0-9]+q[1-9][0-9]*$/ { sub(":", "", $1); print $1 }' \
-		/proc/interrupts
+	awk -v c=" $(echo $(nvme_ctrls)) " '
+		$NF ~ /^nvme[0-9]+q[1-9][0-9]*$/ {
+			n = $NF; sub(/q[0-9]+$/, "", n)
+			if (index(c, " " n " ")) { sub(":", "", $1); print $1 }
+		}' /proc/interrupts
 }
 
 # nvme_pci_key CTRL FILE KEY: one value of /sys/kernel/debug/nvme_pci/CTRL/FILE
@@ -40,9 +165,13 @@ nvme_pci_key() {
 	awk -F': ' -v k="$3" '$1 == k { print $2 }' "/sys/kernel/debug/nvme_pci/$1/$2"
 }
 
-# nvme_pci_sum FILE KEY: KEY summed over every controller's FILE
+# nvme_pci_sum FILE KEY: KEY summed over every named controller's FILE
 nvme_pci_sum() {
-	cat /sys/kernel/debug/nvme_pci/nvme*/"$1" 2> /dev/null |
+	local c
+
+	for c in $(nvme_ctrls); do
+		cat "/sys/kernel/debug/nvme_pci/$c/$1" 2> /dev/null
+	done |
 		awk -v k="$2:" '$1 == k { s += $2 } END { print s + 0 }'
 }
 
@@ -76,11 +205,11 @@ sys.exit(1 if errs or not ios else 0)
 PY
 }
 
-# One fio job per NVMe namespace: --name=dN --filename=/dev/nvmeNn1 ...
+# One fio job per named namespace: --name=dN --filename=/dev/nvmeNn1 ...
 fio_all_drives() {
 	local dev i=0
 
-	for dev in /dev/nvme*n1; do
+	for dev in $NVME_IRQ_TEST_DEVS; do
 		printf -- '--name=d%s --filename=%s ' "$i" "$dev"
 		i=$((i + 1))
 	done
@@ -91,7 +220,7 @@ once_per_ctrl() {
 	local c n
 
 	for c in $(nvme_ctrls); do
-		n=$(dmesg | grep -c "$c: $1")
+		n=$(dmesg_since | grep -c "$c: $1")
 		ktap_print_msg "$c: $n message(s)"
 		[ "$n" -eq 1 ] || return 1
 	done
@@ -122,4 +251,29 @@ dmesg_since() {
 	dmesg | awk -v m="$DMESG_MARK" '
 		{ all[NR] = $0 } f { print } index($0, m) { f = 1 }
 		END { if (!f) for (i = 1; i <= NR; i++) print all[i] }'
+}
+
+# no_timeouts: no I/O timed out since mark_dmesg
+no_timeouts() {
+	! dmesg_since | grep -q timeout
+}
+
+# rejects_keeps FILE [VALUE...]: writing each VALUE to FILE fails and leaves
+# the value FILE had; each failure printed.  No VALUE means the empty
+# string, which ktap_test_result's unquoted expansion drops.
+rejects_keeps() {
+	local f=$1 old bad ok=0
+	shift
+	[ $# -gt 0 ] || set -- ""
+	old=$(cat "$f")
+	for bad; do
+		if ! write_rejected "$f" "$bad"; then
+			ktap_print_msg "$f took '$bad'"
+			ok=1
+		elif [ "$(cat "$f")" != "$old" ]; then
+			ktap_print_msg "$f: '$bad' refused but the value changed to $(cat "$f")"
+			ok=1
+		fi
+	done
+	return $ok
 }

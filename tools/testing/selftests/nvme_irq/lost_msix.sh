@@ -18,8 +18,6 @@ DIR=$(dirname "$0")
 DBG=/sys/kernel/debug/nvme_pci
 PARAM=/sys/module/nvme/parameters/lost_irq_poll_ms
 WORK=${TMPDIR:-/tmp}/nvme_irq_lost_msix
-CTRL=nvme0
-NS=/dev/${CTRL}n1
 # besides three poll intervals (two checks, each up to half an interval
 # late to share a timer interrupt): a non-operational power state's exit
 # latency, a vCPU the host did not run for a while (a busy 2-core host
@@ -29,6 +27,10 @@ SLACK_MS=200
 
 ktap_print_header
 require_root
+require_test_devs
+# the first named namespace and its controller
+NS=$(first_ns)
+CTRL=$(ns_ctrl "${NS#/dev/}")
 if [ ! -w "$PARAM" ] || [ ! -r "$DBG/$CTRL/lost_irq" ]; then
 	ktap_skip_all "needs nvme.lost_irq_poll_ms, debugfs and $CTRL"
 	exit "$KSFT_SKIP"
@@ -46,7 +48,7 @@ ktap_set_plan 17
 irq=$(awk -v q="${CTRL}q1" '$NF == q { sub(":", "", $1); print $1 }' /proc/interrupts)
 vec=$(awk -v q="${CTRL}q1" '$NF == q { for (i = 1; i <= NF; i++)
 	if ($i ~ /^[0-9]+-edge$/) { sub("-edge", "", $i); print $i } }' /proc/interrupts)
-cpu=$(cut -d, -f1 "/sys/block/${CTRL}n1/mq/0/cpu_list" | cut -d- -f1)
+cpu=$(cut -d, -f1 "/sys/block/${NS#/dev/}/mq/0/cpu_list" | cut -d- -f1)
 poll_ms=$(cat "$PARAM")
 io_timeout=$(cat "/sys/block/${CTRL}n1/queue/io_timeout")
 ktap_print_msg "queue 1 of $CTRL: irq $irq, MSI-X vector $vec, CPU $cpu; poll interval $poll_ms ms"
@@ -64,7 +66,7 @@ cleanup() {
 	echo "$poll_ms" > "$PARAM"
 	echo "$io_timeout" > "/sys/block/${CTRL}n1/queue/io_timeout"
 }
-trap cleanup EXIT
+at_exit cleanup
 
 dropped() {
 	local d
@@ -76,7 +78,7 @@ recoveries() {
 	awk -F': ' '$1 == "q1.recoveries" { print $2 }' "$DBG/$CTRL/lost_irq"
 }
 timeouts() {
-	dmesg | grep -c "$CTRL: I/O tag .* timeout"
+	dmesg_since | grep -c "$CTRL: I/O tag .* timeout"
 }
 
 # QD1 writes then reads back with crc32c on queue 1's CPU; prints the worst
@@ -129,7 +131,7 @@ done
 # stalls until nvme_timeout() finds the completion, as in the field
 echo 0 > "$PARAM"
 echo 2000 > "/sys/block/${CTRL}n1/queue/io_timeout"
-dmesg -C
+mark_dmesg
 lose 1000000
 start=$(date +%s%N)
 taskset -c "$cpu" dd if="$NS" of=/dev/null bs=4k count=1 iflag=direct 2> /dev/null
@@ -143,7 +145,7 @@ after_timeout() {
 }
 ktap_test_result "poller off: the read completes after io_timeout" after_timeout
 polled() {
-	dmesg | grep -q "$CTRL: I/O tag .* QID 1 timeout, completion polled"
+	dmesg_since | grep -q "$CTRL: I/O tag .* QID 1 timeout, completion polled"
 }
 ktap_test_result "poller off: nvme_timeout() logs 'completion polled'" polled
 

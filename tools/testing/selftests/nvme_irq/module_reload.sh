@@ -21,6 +21,7 @@ KML=/sys/kernel/debug/kmemleak
 
 ktap_print_header
 require_root
+require_test_devs unloaded
 if [ -d /sys/module/nvme ] && [ ! -e /sys/module/nvme/initstate ]; then
 	ktap_skip_all "nvme is built in"
 	exit "$KSFT_SKIP"
@@ -29,20 +30,41 @@ if ! nvme_modprobe -n nvme 2> /dev/null || ! command -v fio > /dev/null; then
 	ktap_skip_all "needs the nvme module and fio"
 	exit "$KSFT_SKIP"
 fi
+# unnamed_ctrls: the PCIe controllers NVME_IRQ_TEST_DEVS does not name
+unnamed_ctrls() {
+	local c named=" $(echo $(nvme_ctrls)) "
+
+	for c in /sys/bus/pci/drivers/nvme/*/nvme/nvme*; do
+		[ -e "$c" ] || continue
+		c=$(basename "$c")
+		case "$named" in
+		*" $c "*) ;;
+		*) echo "$c" ;;
+		esac
+	done
+}
+# unloading nvme detaches every controller it drives, named or not
+if [ -n "$(unnamed_ctrls)" ]; then
+	ktap_skip_all "unloading nvme would detach $(echo $(unnamed_ctrls)), which NVME_IRQ_TEST_DEVS does not name"
+	exit "$KSFT_SKIP"
+fi
 mkdir -p "$WORK"
 ktap_set_plan 6
 
-# wait_drives: every controller live and its namespace there; prints how many
+# wait_drives: every named namespace there and its controller live; prints
+# how many are
 wait_drives() {
-	local t c n
+	local t c n dev
 
 	for t in $(seq 100); do
 		n=0
-		for c in $(nvme_ctrls); do
-			[ "$(cat "/sys/class/nvme/$c/state" 2> /dev/null)" = live ] &&
-				[ -b "/dev/${c}n1" ] && n=$((n + 1))
+		for dev in $NVME_IRQ_TEST_DEVS; do
+			c=$(ns_ctrl "${dev#/dev/}")
+			[ -b "$dev" ] && [ -n "$c" ] &&
+				[ "$(cat "/sys/class/nvme/$c/state" 2> /dev/null)" = live ] &&
+				n=$((n + 1))
 		done
-		[ "$n" -gt 0 ] && [ "$n" -eq "$(nvme_ctrls | wc -w)" ] && break
+		[ "$n" -eq "$(echo $NVME_IRQ_TEST_DEVS | wc -w)" ] && break
 		sleep 0.2
 	done
 	echo "$n"

@@ -22,16 +22,18 @@ WORK=${TMPDIR:-/tmp}/nvme_irq_pci_disable
 
 ktap_print_header
 require_root
+require_test_devs
 require_ctrls_and_fio
 ctrls=$(nvme_ctrls)
 mkdir -p "$WORK"
 ktap_set_plan 9
 
-# the last controller, so that the others keep serving the system
-ctrl=$(echo "$ctrls" | tail -n 1)
+# the last named namespace's controller, so that the others keep serving
+# the system
+ns=$(echo $NVME_IRQ_TEST_DEVS | awk '{ print $NF }')
+ctrl=$(ns_ctrl "${ns#/dev/}")
 pcidev=$(basename "$(readlink -f "/sys/class/nvme/$ctrl/device")")
 cfg=/sys/bus/pci/devices/$pcidev/config
-ns=/dev/${ctrl}n1
 
 # memory_decode on|off: bit 1 of the PCI Command register
 memory_decode() {
@@ -88,7 +90,7 @@ restore_timeout() {	# on whatever namespace of the function is there
 			echo "$old_timeout" > "/sys/block/$(basename "$c")n1/queue/io_timeout"
 	done
 }
-trap restore_timeout EXIT
+at_exit restore_timeout
 echo 2000 > "/sys/block/${ctrl}n1/queue/io_timeout"
 mark_dmesg
 fio --name=decode --filename="$ns" --rw=randread --bs=4k --ioengine=libaio \

@@ -20,6 +20,7 @@ WORK=${TMPDIR:-/tmp}/nvme_irq_timeout_inject
 
 ktap_print_header
 require_root
+require_test_devs
 require_ctrls_and_fio
 ctrls=$(nvme_ctrls)
 if [ ! -d "$DBG/fail_io_timeout" ] || [ ! -d "$DBG/fail_make_request" ]; then
@@ -29,10 +30,10 @@ fi
 mkdir -p "$WORK"
 ktap_set_plan 13
 
-# the last controller, so that the others keep serving the system
-ctrl=$(echo "$ctrls" | tail -n 1)
-disk=/sys/block/${ctrl}n1
-ns=/dev/${ctrl}n1
+# the last named namespace, so that the others keep serving the system
+ns=$(echo $NVME_IRQ_TEST_DEVS | awk '{ print $NF }')
+ctrl=$(ns_ctrl "${ns#/dev/}")
+disk=/sys/block/${ns#/dev/}
 irqs=$(awk -v c="$ctrl" '$NF ~ "^" c "q[1-9][0-9]*$" { sub(":", "", $1); print $1 }' \
 	/proc/interrupts)
 
@@ -62,7 +63,7 @@ restore() {
 		echo "${kv#*=}" > "${kv%=*}" 2> /dev/null
 	done
 }
-trap restore EXIT
+at_exit restore
 
 # What is active: the poller (nvme.lost_irq_poll_ms), the drain
 # (nvme.irq_budget) and 50 us of moderation on every I/O vector of $ctrl
