@@ -18,7 +18,6 @@
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
-#include <linux/sysfs.h>
 
 #include "nvme.h"
 #include "coalesce.h"
@@ -32,114 +31,71 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_adaptive);
 unsigned int nvme_coal_disabled;
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_disabled);
 DEFINE_STATIC_KEY_TRUE(nvme_coal_on);
-static unsigned int nvme_coal_period_ms = 50;
-static unsigned int nvme_coal_high_io_delta = 10000;
-static unsigned int nvme_coal_avg_qd_threshold = 8;
-static unsigned int nvme_coal_inflight_threshold = 32;
-static unsigned int nvme_coal_max_delay_us = 1000;
 
-/* The global knobs, in /sys/kernel/debug/nvme_pci/ and as parameters. */
-enum {
-	KNOB_ADAPTIVE, KNOB_DISABLE, KNOB_PERIOD, KNOB_HIGH_IO_DELTA,
-	KNOB_AVG_QD, KNOB_INFLIGHT, KNOB_MAX_DELAY, NR_KNOBS
-};
-
-static const struct nvme_pci_knob knobs[NR_KNOBS] = {
-	[KNOB_ADAPTIVE] = { .name = "adaptive_coalescing",
-		.val = &nvme_coal_adaptive, .min = 0, .max = 1 },
-	[KNOB_DISABLE] = { .name = "disable_adaptive_interrupt_coalescing",
-		.val = &nvme_coal_disabled, .min = 0, .max = 1 },
-	[KNOB_PERIOD] = { .name = "coalescing_period_ms",
-		.val = &nvme_coal_period_ms, .min = 10, .max = 1000 },
-	[KNOB_HIGH_IO_DELTA] = { .name = "high_io_delta",
-		.val = &nvme_coal_high_io_delta, .min = 1, .max = 100000000 },
-	[KNOB_AVG_QD] = { .name = "avg_qd_threshold",
-		.val = &nvme_coal_avg_qd_threshold, .min = 0, .max = 65536 },
-	[KNOB_INFLIGHT] = { .name = "total_inflight_io_threshold",
-		.val = &nvme_coal_inflight_threshold, .min = 0, .max = 16777216 },
-	[KNOB_MAX_DELAY] = { .name = "coalescing_max_delay_us",
-		.val = &nvme_coal_max_delay_us, .min = 1,
-		.max = IRQ_MODERATION_MAX_US },
-};
-
-static int knob_param_set(const char *val, const struct kernel_param *kp)
+/* the boot switch also switches the handler's accounting */
+static void adaptive_coalescing_changed(unsigned int on)
 {
-	const struct nvme_pci_knob *knob = kp->arg;
-	unsigned int v;
-	int ret;
-
-	ret = kstrtouint(val, 0, &v);
-	if (ret)
-		return ret;
-	if (v < knob->min || v > knob->max)
-		return -ERANGE;
-	WRITE_ONCE(*knob->val, v);
-	/* the boot switch also switches the handler's accounting */
-	if (knob == &knobs[KNOB_ADAPTIVE]) {
-		if (v)
-			static_branch_enable(&nvme_coal_on);
-		else
-			static_branch_disable(&nvme_coal_on);
-	}
-	return 0;
+	if (on)
+		static_branch_enable(&nvme_coal_on);
+	else
+		static_branch_disable(&nvme_coal_on);
 }
 
-static int knob_param_get(char *buf, const struct kernel_param *kp)
-{
-	const struct nvme_pci_knob *knob = kp->arg;
-
-	return sysfs_emit(buf, "%u\n", READ_ONCE(*knob->val));
-}
-
-static const struct kernel_param_ops knob_param_ops = {
-	.set = knob_param_set,
-	.get = knob_param_get,
-};
-
-module_param_cb(adaptive_coalescing, &knob_param_ops,
-		(void *)&knobs[KNOB_ADAPTIVE], 0644);
+NVME_PCI_KNOB(adaptive_coalescing, nvme_coal_adaptive, 0, 1,
+	      adaptive_coalescing_changed);
 MODULE_PARM_DESC(adaptive_coalescing,
 		 "moderate busy I/O queues' interrupts adaptively (0-1, default 1)");
-module_param_cb(coalescing_period_ms, &knob_param_ops,
-		(void *)&knobs[KNOB_PERIOD], 0644);
+
+/*
+ * The thresholds, each a module parameter and a debugfs knob; a period
+ * reads them all at once with nvme_coal_params().
+ */
+static struct nvme_coal_params nvme_coal_knobs = {
+	.period_ms = 50,
+	.high_io_delta = 10000,
+	.avg_qd_threshold = 8,
+	.total_inflight_io_threshold = 32,
+	.max_delay_us = 1000,
+};
+
+NVME_PCI_KNOB(coalescing_period_ms, nvme_coal_knobs.period_ms, 10, 1000, NULL);
 MODULE_PARM_DESC(coalescing_period_ms,
 		 "sample period of adaptive coalescing, ms (10-1000, default 50)");
-module_param_cb(high_io_delta, &knob_param_ops,
-		(void *)&knobs[KNOB_HIGH_IO_DELTA], 0644);
+NVME_PCI_KNOB(high_io_delta, nvme_coal_knobs.high_io_delta, 1, 100000000,
+	      NULL);
 MODULE_PARM_DESC(high_io_delta,
 		 "completions per period a controller needs to be moderated (1-100000000, default 10000)");
-module_param_cb(avg_qd_threshold, &knob_param_ops,
-		(void *)&knobs[KNOB_AVG_QD], 0644);
+NVME_PCI_KNOB(avg_qd_threshold, nvme_coal_knobs.avg_qd_threshold, 0, 65536,
+	      NULL);
 MODULE_PARM_DESC(avg_qd_threshold,
 		 "a queue this deep on average or less is never moderated (0-65536, default 8)");
-module_param_cb(total_inflight_io_threshold, &knob_param_ops,
-		(void *)&knobs[KNOB_INFLIGHT], 0644);
+NVME_PCI_KNOB(total_inflight_io_threshold,
+	      nvme_coal_knobs.total_inflight_io_threshold, 0, 16777216, NULL);
 MODULE_PARM_DESC(total_inflight_io_threshold,
 		 "summed average depth of a controller's queues needed to moderate (0-16777216, default 32)");
-module_param_cb(coalescing_max_delay_us, &knob_param_ops,
-		(void *)&knobs[KNOB_MAX_DELAY], 0644);
+NVME_PCI_KNOB(coalescing_max_delay_us, nvme_coal_knobs.max_delay_us, 1,
+	      IRQ_MODERATION_MAX_US, NULL);
 MODULE_PARM_DESC(coalescing_max_delay_us,
 		 "longest delay adaptive coalescing sets, us (1-10000, default 1000)");
+
+/* debugfs only: its inverse, adaptive_coalescing, is the boot switch */
+static const struct nvme_pci_knob nvme_coal_disable_knob = {
+	.name = "disable_adaptive_interrupt_coalescing",
+	.val = &nvme_coal_disabled, .min = 0, .max = 1,
+};
 
 /* Context: module init. */
 void nvme_coal_debugfs_init(void)
 {
-	int i;
-
-	/* adaptive_coalescing is the boot switch; the knob is its inverse */
-	for (i = KNOB_DISABLE; i < NR_KNOBS; i++)
-		nvme_pci_debugfs_knob(NULL, &knobs[i]);
+	nvme_pci_debugfs_knob(NULL, &nvme_coal_disable_knob);
 }
 
 VISIBLE_IF_KUNIT void nvme_coal_params(struct nvme_coal_params *p)
 {
+	/* each member is stored whole; a period may mix old and new ones */
+	*p = data_race(nvme_coal_knobs);
 	p->enabled = READ_ONCE(nvme_coal_adaptive) &&
 		     !READ_ONCE(nvme_coal_disabled);
-	p->period_ms = READ_ONCE(nvme_coal_period_ms);
-	p->high_io_delta = READ_ONCE(nvme_coal_high_io_delta);
-	p->avg_qd_threshold = READ_ONCE(nvme_coal_avg_qd_threshold);
-	p->total_inflight_io_threshold = READ_ONCE(nvme_coal_inflight_threshold);
-	p->max_delay_us = READ_ONCE(nvme_coal_max_delay_us);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_params);
 
@@ -153,7 +109,7 @@ void nvme_coal_kick(struct nvme_coal_ctrl *cc)
 {
 	if (!test_and_set_bit(NVME_COAL_RUNNING, &cc->flags))
 		queue_delayed_work(system_wq, &cc->work,
-				   msecs_to_jiffies(READ_ONCE(nvme_coal_period_ms)));
+				   msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms)));
 }
 
 /*
@@ -279,7 +235,7 @@ static void nvme_coal_forget_08h(struct nvme_coal_ctrl *cc)
 	cc->feat_dw11 = NVME_COAL_DW11_UNKNOWN;
 	WRITE_ONCE(cc->hold_us,
 		   max(cc->hold_us,
-		       roundup(READ_ONCE(nvme_coal_max_delay_us), 100)));
+		       roundup(READ_ONCE(nvme_coal_knobs.max_delay_us), 100)));
 }
 
 /* Context: work, lock.  Returns the number of commands queued in @cmds. */
@@ -483,7 +439,7 @@ static void nvme_coal_work(struct work_struct *work)
 		return;
 	if (more) {
 		queue_delayed_work(system_wq, &cc->work,
-				   msecs_to_jiffies(READ_ONCE(nvme_coal_period_ms)));
+				   msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms)));
 		return;
 	}
 	/* idle: the next interrupt starts the sampling again */

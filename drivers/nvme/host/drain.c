@@ -17,6 +17,7 @@
 #include <linux/seq_file.h>
 
 #include "drain.h"
+#include "pci_debugfs.h"
 
 #define CREATE_TRACE_POINTS
 #include "drain_trace.h"
@@ -26,25 +27,7 @@
 
 unsigned int nvme_irq_budget = 256;
 
-static int irq_budget_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int n;
-	int ret;
-
-	ret = kstrtouint(val, 0, &n);
-	if (ret)
-		return ret;
-	if (n > NVME_IRQ_BUDGET_MAX)
-		return -ERANGE;
-	WRITE_ONCE(nvme_irq_budget, n);
-	return 0;
-}
-
-static const struct kernel_param_ops irq_budget_ops = {
-	.set = irq_budget_set,
-	.get = param_get_uint,
-};
-module_param_cb(irq_budget, &irq_budget_ops, &nvme_irq_budget, 0644);
+NVME_PCI_KNOB(irq_budget, nvme_irq_budget, 0, NVME_IRQ_BUDGET_MAX, NULL);
 MODULE_PARM_DESC(irq_budget,
 		 "completions the interrupt handler reaps before it hands the queue to irq_poll (0-65536, 0 = no bound, default 256)");
 

@@ -23,6 +23,7 @@
 #include <kunit/visibility.h>
 
 #include "lost_irq.h"
+#include "pci_debugfs.h"
 
 #define CREATE_TRACE_POINTS
 #include "lost_irq_trace.h"
@@ -32,35 +33,22 @@
 unsigned int nvme_lost_irq_poll_ms = 5;
 DEFINE_STATIC_KEY_TRUE(nvme_lost_irq_on);
 
-static int lost_irq_poll_ms_set(const char *val, const struct kernel_param *kp)
+/*
+ * Off: the handler stops counting interrupts and submissions stop arming
+ * the timer; a timer still armed finds the period 0 and ends.  Switched on
+ * again, the first check comes long after the last one: it is late, and
+ * the wait is measured from it.
+ */
+static void lost_irq_poll_ms_changed(unsigned int ms)
 {
-	unsigned int ms;
-	int ret;
-
-	ret = kstrtouint(val, 0, &ms);
-	if (ret)
-		return ret;
-	if (ms > NVME_LOST_IRQ_POLL_MS_MAX)
-		return -ERANGE;
-	WRITE_ONCE(nvme_lost_irq_poll_ms, ms);
-	/*
-	 * Off: the handler stops counting interrupts and submissions stop
-	 * arming the timer; a timer still armed finds the period 0 and ends.
-	 * Switched on again, the first check comes long after the last one:
-	 * it is late, and the wait is measured from it.
-	 */
 	if (ms)
 		static_branch_enable(&nvme_lost_irq_on);
 	else
 		static_branch_disable(&nvme_lost_irq_on);
-	return 0;
 }
 
-static const struct kernel_param_ops lost_irq_poll_ms_ops = {
-	.set = lost_irq_poll_ms_set,
-	.get = param_get_uint,
-};
-module_param_cb(lost_irq_poll_ms, &lost_irq_poll_ms_ops, &nvme_lost_irq_poll_ms, 0644);
+NVME_PCI_KNOB(lost_irq_poll_ms, nvme_lost_irq_poll_ms, 0,
+	      NVME_LOST_IRQ_POLL_MS_MAX, lost_irq_poll_ms_changed);
 MODULE_PARM_DESC(lost_irq_poll_ms,
 		 "check busy queues for completions whose interrupt was lost every this many ms (0-1000, 0 = off, default 5)");
 

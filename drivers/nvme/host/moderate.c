@@ -12,29 +12,12 @@
 #include <linux/moduleparam.h>
 
 #include "moderate.h"
+#include "pci_debugfs.h"
 
 static unsigned int nvme_irq_moderation_us;
 
-static int irq_moderation_us_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int us;
-	int ret;
-
-	ret = kstrtouint(val, 0, &us);
-	if (ret)
-		return ret;
-	if (us > IRQ_MODERATION_MAX_US)
-		return -ERANGE;
-	WRITE_ONCE(nvme_irq_moderation_us, us);
-	return 0;
-}
-
-static const struct kernel_param_ops irq_moderation_us_ops = {
-	.set = irq_moderation_us_set,
-	.get = param_get_uint,
-};
-module_param_cb(irq_moderation_us, &irq_moderation_us_ops,
-		&nvme_irq_moderation_us, 0644);
+NVME_PCI_KNOB(irq_moderation_us, nvme_irq_moderation_us, 0,
+	      IRQ_MODERATION_MAX_US, NULL);
 MODULE_PARM_DESC(irq_moderation_us,
 		 "quiet time after each interrupt of an I/O queue, in us, applied when the queue's vector is set up (0-10000, 0 = off, default 0)");
 

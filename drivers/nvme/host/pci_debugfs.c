@@ -1,18 +1,71 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * debugfs of nvme-pci: /sys/kernel/debug/nvme_pci/ holds the global knobs
- * and fault injection attributes, and a directory per controller (nvme<N>)
- * for its counters.  Every knob rejects malformed input with -EINVAL and
- * values outside its range with -ERANGE, keeping its value.
+ * Knobs and debugfs of nvme-pci: every range-checked knob, as a module
+ * parameter or a file in /sys/kernel/debug/nvme_pci/, is parsed and stored
+ * here; the directory also holds the fault injection attributes, and one
+ * directory per controller (nvme<N>) its counters.  Every knob rejects
+ * malformed input with -EINVAL and values outside its range with -ERANGE,
+ * keeping its value.
  */
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/mutex.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
 #include "lost_irq.h"
 #include "pci_debugfs.h"
 
 static struct dentry *nvme_pci_debugfs_root;
+
+/* Orders the store and the change hook of concurrent writers. */
+static DEFINE_MUTEX(nvme_pci_knob_lock);
+
+/**
+ * nvme_pci_knob_set() - parse, check and store a new value of a knob
+ * @knob: the knob
+ * @buf: the value as text; a trailing newline is accepted
+ *
+ * Context: process, or early boot for a boot parameter; may sleep.
+ *
+ * Return: 0; -EINVAL if @buf is not an unsigned integer, -ERANGE if it is
+ * outside the knob's range: the value is then left as it was.
+ */
+int nvme_pci_knob_set(const struct nvme_pci_knob *knob, const char *buf)
+{
+	unsigned int val;
+	int ret;
+
+	ret = kstrtouint(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (val < knob->min || val > knob->max)
+		return -ERANGE;
+	mutex_lock(&nvme_pci_knob_lock);
+	WRITE_ONCE(*knob->val, val);
+	if (knob->changed)
+		knob->changed(val);
+	mutex_unlock(&nvme_pci_knob_lock);
+	return 0;
+}
+
+static int knob_param_set(const char *val, const struct kernel_param *kp)
+{
+	return nvme_pci_knob_set(kp->arg, val);
+}
+
+static int knob_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct nvme_pci_knob *knob = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*knob->val));
+}
+
+/* the module parameters NVME_PCI_KNOB() declares */
+const struct kernel_param_ops nvme_pci_knob_param_ops = {
+	.set = knob_param_set,
+	.get = knob_param_get,
+};
 
 static ssize_t knob_read(struct file *file, char __user *buf, size_t count,
 			 loff_t *ppos)
@@ -29,16 +82,16 @@ static ssize_t knob_write(struct file *file, const char __user *buf,
 			  size_t count, loff_t *ppos)
 {
 	const struct nvme_pci_knob *knob = file->private_data;
-	unsigned int val;
+	char tmp[24];
 	int ret;
 
-	ret = kstrtouint_from_user(buf, count, 0, &val);
-	if (ret)
-		return ret;
-	if (val < knob->min || val > knob->max)
-		return -ERANGE;
-	WRITE_ONCE(*knob->val, val);
-	return count;
+	if (*ppos || count >= sizeof(tmp))
+		return -EINVAL;
+	if (copy_from_user(tmp, buf, count))
+		return -EFAULT;
+	tmp[count] = '\0';
+	ret = nvme_pci_knob_set(knob, tmp);
+	return ret ? ret : count;
 }
 
 static const struct file_operations knob_fops = {
@@ -78,7 +131,20 @@ struct dentry *nvme_pci_debugfs_ctrl(const char *name)
 /* Context: module init. */
 void nvme_pci_debugfs_init(void)
 {
+	const struct kernel_param *kp, *end;
+
 	nvme_pci_debugfs_root = debugfs_create_dir("nvme_pci", NULL);
+	/* every NVME_PCI_KNOB() is a file too: walk this module's parameters */
+#ifdef MODULE
+	kp = THIS_MODULE->kp;
+	end = kp + THIS_MODULE->num_kp;
+#else
+	kp = __start___param;
+	end = __stop___param;
+#endif
+	for (; kp < end; kp++)
+		if (kp->ops == &nvme_pci_knob_param_ops)
+			nvme_pci_debugfs_knob(NULL, kp->arg);
 	nvme_lost_irq_inject_debugfs(nvme_pci_debugfs_root);
 }
 

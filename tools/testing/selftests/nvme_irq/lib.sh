@@ -119,14 +119,17 @@ require_test_devs() {
 	local dev
 
 	if [ -z "${NVME_IRQ_TEST_DEVS:-}" ]; then
-		ktap_skip_all "NVME_IRQ_TEST_DEVS is not set: name the NVMe namespaces these tests may overwrite (e.g. NVME_IRQ_TEST_DEVS=/dev/nvme0n1)"
+		ktap_skip_all "NVME_IRQ_TEST_DEVS is not set: name the NVMe" \
+			"namespaces these tests may overwrite" \
+			"(e.g. NVME_IRQ_TEST_DEVS=/dev/nvme0n1)"
 		exit "$KSFT_SKIP"
 	fi
 	for dev in $NVME_IRQ_TEST_DEVS; do
 		case "$dev" in
 		/dev/nvme[0-9]*n[0-9]*) ;;
 		*)
-			ktap_skip_all "NVME_IRQ_TEST_DEVS: $dev is not an NVMe namespace (/dev/nvmeXnY)"
+			ktap_skip_all "NVME_IRQ_TEST_DEVS: $dev is not an" \
+				"NVMe namespace (/dev/nvmeXnY)"
 			exit "$KSFT_SKIP" ;;
 		esac
 		[ "${1:-}" = unloaded ] && continue

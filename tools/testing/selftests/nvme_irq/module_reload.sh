@@ -45,7 +45,8 @@ unnamed_ctrls() {
 }
 # unloading nvme detaches every controller it drives, named or not
 if [ -n "$(unnamed_ctrls)" ]; then
-	ktap_skip_all "unloading nvme would detach $(echo $(unnamed_ctrls)), which NVME_IRQ_TEST_DEVS does not name"
+	ktap_skip_all "unloading nvme would detach $(echo $(unnamed_ctrls))," \
+		"which NVME_IRQ_TEST_DEVS does not name"
 	exit "$KSFT_SKIP"
 fi
 mkdir -p "$WORK"
