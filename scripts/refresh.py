@@ -8,9 +8,11 @@ then run 'make refresh': for each commit base..HEAD, in order,
    and listed under its entry in patches/series;
  - its changes to upstream files become the hunks of its patch file, after
    a From:/Subject: header and its message.
-A file added by one commit may not be changed by a later one (the overlay
-holds one version of each file); neither may the series be left with local
-edits.  Patch file names are made from the number and subject.
+A file added by one commit may be changed by later ones: the overlay holds
+its last version, the later commits' changes to it are hunks of their
+patches, and 'make tree' undoes them to get the version that adds it.  The
+series may not be left with local edits.  Patch file names are made from
+the number and subject.
 """
 import os
 import re
@@ -76,21 +78,12 @@ def main():
         added, changed = [], []
         for line in status:
             st, path = line.split('\t', 1)
-            if path in owner:
-                die(f'commit {i + 1} ({subject}) changes {path}, which commit '
+            if path in owner and st != 'M':
+                die(f'commit {i + 1} ({subject}) adds or removes {path}, which commit '
                     f'{owner[path] + 1} adds: fold the change into that commit')
             (added if st == 'A' else changed).append(path)
         for path in added:
             owner[path] = i
-            data = subprocess.run(['git', '-C', SRC, 'show', f'{c}:{path}'],
-                                  check=True, capture_output=True).stdout
-            dest = os.path.join(TOP, path)
-            check_overlay_unedited(path, dest, data)
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            with open(dest, 'wb') as f:
-                f.write(data)
-            mode = git('ls-tree', c, '--', path).split()[0]
-            os.chmod(dest, 0o755 if mode == '100755' else 0o644)
         hunks = git('diff', '--no-renames', f'{c}^', c, '--', *changed) if changed else ''
         name = slug(subject, i + 1)
         with open(os.path.join(TOP, 'patches', name), 'w') as f:
@@ -99,6 +92,17 @@ def main():
             f.write('---\n')
             f.write(hunks)
         entries.append((name, sorted(added)))
+    # the overlay holds each added file as the series leaves it
+    for path in owner:
+        data = subprocess.run(['git', '-C', SRC, 'show', f'HEAD:{path}'],
+                              check=True, capture_output=True).stdout
+        dest = os.path.join(TOP, path)
+        check_overlay_unedited(path, dest, data)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, 'wb') as f:
+            f.write(data)
+        mode = git('ls-tree', 'HEAD', '--', path).split()[0]
+        os.chmod(dest, 0o755 if mode == '100755' else 0o644)
     for stale in set(names) - {name for name, _ in entries}:
         os.remove(os.path.join(TOP, 'patches', stale))
     with open(os.path.join(TOP, 'patches', 'series'), 'w') as f:

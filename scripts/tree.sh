@@ -7,7 +7,8 @@
 # patches/series lists one patch a line, in order; indented lines that follow
 # name the new files (or directories) of the overlay that belong to it.  Each
 # patch file is a mail: From:, Subject:, body with Signed-off-by, then the
-# hunks against upstream files (possibly none).
+# hunks against upstream files and against files an earlier patch added
+# (possibly none).  The overlay holds the last version of each added file.
 #
 # Commits are built in a scratch index, so re-running only rewrites the files
 # whose content changed and the kernel build stays incremental.
@@ -62,10 +63,22 @@ parse_series() {
 	done < "$series"
 }
 
+# add_overlay_file PATH I: the overlay holds the series' last version of
+# PATH; patch I adds the version before the hunks that later patches carry
+# for it, which are undone here from the last patch back.
 add_overlay_file() {
-	local path=$1 mode=100644 blob
+	local path=$1 i=$2 mode=100644 blob j work
 	[ -x "$TOP/$path" ] && mode=100755
-	blob=$(git hash-object -w "$TOP/$path")
+	work=$tmp/undo
+	rm -rf "$work"
+	mkdir -p "$work/$(dirname "$path")"
+	cp "$TOP/$path" "$work/$path"
+	for ((j = ${#PATCHES[@]} - 1; j > i; j--)); do
+		grep -q "^+++ b/$path\$" "$tmp/diff.$j" || continue
+		(cd "$work" && git apply -R --include="$path" "$tmp/diff.$j") ||
+			die "patch ${PATCHES[$j]}'s hunks for $path do not undo on the overlay's version"
+	done
+	blob=$(git hash-object -w "$work/$path")
 	git update-index --add --cacheinfo "$mode,$blob,$path"
 }
 
@@ -73,6 +86,12 @@ build_commits() {
 	local i p f msg info parent tree
 	local tmp
 	tmp=$(mktemp -d)
+	# every patch's hunks first: a later one may change an overlay file
+	for i in "${!PATCHES[@]}"; do
+		p=$TOP/patches/${PATCHES[$i]}
+		[ -f "$p" ] || die "series names ${PATCHES[$i]}, which is not in patches/"
+		git mailinfo "$tmp/msg" "$tmp/diff.$i" < "$p" > /dev/null
+	done
 	export GIT_INDEX_FILE=$SRC/.git/series-index
 	git read-tree base
 	parent=$(git rev-parse base)
@@ -88,10 +107,10 @@ build_commits() {
 		for f in ${FILES[$i]}; do
 			if [ -d "$TOP/$f" ]; then
 				while IFS= read -r g; do
-					add_overlay_file "${g#"$TOP"/}"
+					add_overlay_file "${g#"$TOP"/}" "$i"
 				done < <(find "$TOP/$f" -type f | sort)
 			else
-				add_overlay_file "$f"
+				add_overlay_file "$f" "$i"
 			fi
 		done
 		tree=$(git write-tree)

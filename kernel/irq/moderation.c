@@ -62,7 +62,7 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 	u64 now;
 
 	/* a handler other than the one that set it never agreed to wait */
-	if (!m->delay_ns || desc->action != m->owner || desc->action->next)
+	if (desc->action != m->owner || desc->action->next)
 		return false;
 	if (m->armed) {
 		m->held++;
@@ -84,8 +84,6 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 /* The handlers ran: a quiet time starts.  desc->lock held. */
 static void irq_moderation_quiet(struct irq_moderation *m)
 {
-	if (!m->delay_ns)
-		return;
 	m->runs++;
 	m->quiet_until = ktime_get_ns() + m->delay_ns;
 }
@@ -229,12 +227,51 @@ static int irq_moderation_check(struct irq_desc *desc)
 /* irq_update_moderation()'s @old_us when any current value will do */
 #define IRQ_MODERATION_ANY	UINT_MAX
 
+/*
+ * The state of a vector about to be moderated.  It holds a reference on
+ * irq_moderation_used for its whole life, so the flow handlers' hooks are
+ * live exactly while some vector is moderated.  Process context, not under
+ * desc->request_mutex: static_branch_deferred_inc() takes cpus_read_lock().
+ */
+static struct irq_moderation *irq_moderation_alloc(struct irq_desc *desc)
+{
+	struct irq_moderation *m = kzalloc(sizeof(*m), GFP_KERNEL);
+
+	if (!m)
+		return NULL;
+	hrtimer_init(&m->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+	m->timer.function = irq_moderation_timer_fn;
+	m->desc = desc;
+	static_branch_deferred_inc(&irq_moderation_used);
+	return m;
+}
+
+/* Free @m, unpublished and its timer stopped, and drop its reference. */
+static void irq_moderation_put(struct irq_moderation *m)
+{
+	static_branch_slow_dec_deferred(&irq_moderation_used);
+	kfree_rcu(m, rcu);
+}
+
+/*
+ * Unmoderate @desc: unpublish @m first, so that no interrupt can arm the
+ * timer after it, then release a held interrupt and free @m.  Process
+ * context, desc->request_mutex held.
+ */
+static void irq_moderation_drop(struct irq_desc *desc, struct irq_moderation *m)
+{
+	raw_spin_lock_irq(&desc->lock);
+	RCU_INIT_POINTER(desc->moderation, NULL);
+	raw_spin_unlock_irq(&desc->lock);
+	irq_moderation_quiesce(desc, m);
+	irq_moderation_put(m);
+}
+
 static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 				unsigned int delay_us)
 {
 	struct irq_desc *desc = irq_to_desc(irq);
 	struct irq_moderation *m, *alloc = NULL;
-	bool was_on = false;
 	u64 cur_us;
 	int ret;
 
@@ -245,14 +282,9 @@ static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 	if (delay_us > IRQ_MODERATION_MAX_US)
 		return -ERANGE;
 	if (delay_us) {
-		alloc = kzalloc(sizeof(*alloc), GFP_KERNEL);
+		alloc = irq_moderation_alloc(desc);
 		if (!alloc)
 			return -ENOMEM;
-		hrtimer_init(&alloc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
-		alloc->timer.function = irq_moderation_timer_fn;
-		alloc->desc = desc;
-		/* takes cpus_read_lock(): not under request_mutex */
-		static_branch_deferred_inc(&irq_moderation_used);
 	}
 
 	mutex_lock(&desc->request_mutex);
@@ -266,29 +298,26 @@ static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 		ret = -EBUSY;
 		goto out;
 	}
+	if (!delay_us) {
+		if (m)
+			irq_moderation_drop(desc, m);
+		goto out;
+	}
 	raw_spin_lock_irq(&desc->lock);
-	if (!m && delay_us) {
+	if (!m) {
 		m = alloc;
 		alloc = NULL;
 		rcu_assign_pointer(desc->moderation, m);
 	}
-	if (m) {
-		was_on = m->delay_ns;
-		/* the only handler now is the one the setting is for */
-		m->owner = desc->action;
-		WRITE_ONCE(m->delay_ns, (u64)delay_us * NSEC_PER_USEC);
-	}
+	/* the only handler now is the one the setting is for */
+	m->owner = desc->action;
+	WRITE_ONCE(m->delay_ns, (u64)delay_us * NSEC_PER_USEC);
 	raw_spin_unlock_irq(&desc->lock);
-	if (was_on && !delay_us)
-		irq_moderation_quiesce(desc, m);
 out:
 	mutex_unlock(&desc->request_mutex);
-	/* one reference per moderated vector */
-	if (delay_us && (ret || was_on))
-		static_branch_slow_dec_deferred(&irq_moderation_used);
-	if (!ret && was_on && !delay_us)
-		static_branch_slow_dec_deferred(&irq_moderation_used);
-	kfree(alloc);
+	/* not needed: the vector was moderated already, or refused */
+	if (alloc)
+		irq_moderation_put(alloc);
 	return ret;
 }
 
@@ -406,21 +435,11 @@ EXPORT_SYMBOL_GPL(irq_get_moderation);
 void irq_moderation_free(struct irq_desc *desc, struct irqaction *action)
 {
 	struct irq_moderation *m;
-	bool was_on;
 
 	m = rcu_dereference_protected(desc->moderation,
 				      lockdep_is_held(&desc->request_mutex));
-	if (!m || (m->owner != action && desc->action))
-		return;
-	/* unpublish first: no interrupt can arm the timer after this */
-	raw_spin_lock_irq(&desc->lock);
-	RCU_INIT_POINTER(desc->moderation, NULL);
-	was_on = m->delay_ns;
-	raw_spin_unlock_irq(&desc->lock);
-	irq_moderation_quiesce(desc, m);
-	if (was_on)
-		static_branch_slow_dec_deferred(&irq_moderation_used);
-	kfree_rcu(m, rcu);
+	if (m && (m->owner == action || !desc->action))
+		irq_moderation_drop(desc, m);
 }
 
 #ifdef CONFIG_PROC_FS

@@ -17,11 +17,16 @@
 
 /**
  * struct irq_moderation - moderation state of one vector
+ *
+ * It exists while the vector is moderated: setting a quiet time allocates
+ * it, setting 0 or freeing the handler that set it frees it.  It holds a
+ * reference on irq_moderation_used for all that time.
+ *
  * @timer: replays a held interrupt at @quiet_until; hard expiry
  * @desc: the vector
  * @owner: the handler the setting was made for; compared, never followed
  * @rcu: frees the state after readers of irq_get_moderation() are done
- * @delay_ns: the quiet time after each handler run, 0 = off
+ * @delay_ns: the quiet time after each handler run, never 0
  * @quiet_until: end of the current quiet time (CLOCK_MONOTONIC, ns)
  * @held_since: when the interrupt now held arrived
  * @armed: @timer is queued or running and will release the vector

@@ -543,6 +543,68 @@ static void turn_off_while_held(struct kunit *test)
 }
 
 /*
+ * The static key follows the vectors' states: a reference from the first
+ * quiet time set until it is set to 0 or the handler is freed, none for a
+ * change of the quiet time or a refused call.  Counts are relative to a
+ * second vector moderated throughout, because the last reference goes a
+ * second late (a deferred key).  A driver moderating its vectors meanwhile
+ * (nvme.irq_moderation_us while nvme probes at boot) moves the count too,
+ * so a sequence that sees another change is tried again.
+ */
+static bool key_follows_state(struct kunit *test, struct fake_line *a,
+			      struct static_key *key, int base)
+{
+	struct irq_desc *desc = irq_to_desc(a->irq);
+	bool has_state;
+	static const struct {
+		unsigned int us;
+		int refs;
+	} steps[] = {
+		{ HOLD_US, 1 },		/* allocated: a reference */
+		{ HOLD_US / 2, 1 },	/* changed: the same one */
+		{ IRQ_MODERATION_MAX_US + 1, 1 },	/* refused */
+		{ 0, 0 },		/* freed */
+		{ HOLD_US, 1 },
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		irq_set_moderation(a->irq, steps[i].us);
+		/* the state exists exactly while the reference is held */
+		has_state = rcu_access_pointer(desc->moderation);
+		KUNIT_EXPECT_EQ(test, has_state, steps[i].refs == 1);
+		if (static_key_count(key) != base + steps[i].refs) {
+			kunit_info(test, "step %d: count %d, expected %d\n", i,
+				   static_key_count(key), base + steps[i].refs);
+			return false;
+		}
+	}
+	free_irq(a->irq, a);
+	if (static_key_count(key) != base)
+		return false;
+	return request_irq(a->irq, fake_handler, 0, "modtest", a) == 0;
+}
+
+static void static_key_held_while_moderated(struct kunit *test)
+{
+	struct fake_line *a = fake_request(test, handle_edge_irq);
+	struct fake_line *b = fake_request(test, handle_edge_irq);
+	struct static_key *key = &irq_moderation_used.key.key;
+	bool ok = false;
+	int try;
+
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(b->irq, HOLD_US), 0);
+	for (try = 0; try < 5 && !ok; try++) {
+		irq_set_moderation(a->irq, 0);
+		ok = key_follows_state(test, a, key, static_key_count(key));
+	}
+	KUNIT_EXPECT_TRUE(test, ok);
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(irq_to_desc(a->irq)->moderation));
+	fake_free(a, true);
+	fake_free(b, true);
+}
+
+/*
  * Two vectors on one CPU, raised back to back: each keeps its own gap, so
  * the slower one is not run at the faster one's rate (the flaw of a per-CPU
  * moderation timer).
@@ -594,6 +656,7 @@ static struct kunit_case irq_moderation_cases[] = {
 	KUNIT_CASE(state_outlives_a_concurrent_reader),
 	KUNIT_CASE(disable_enable_while_held),
 	KUNIT_CASE(turn_off_while_held),
+	KUNIT_CASE(static_key_held_while_moderated),
 	KUNIT_CASE(two_vectors_one_cpu_keep_their_gaps),
 	{}
 };
