@@ -163,7 +163,7 @@ static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
 				   const struct nvme_coal_params *p,
 				   const struct nvme_coal_load *total)
 {
-	bool was = q->pol.engaged;
+	bool was = nvme_coal_engaged(&q->pol);
 	u32 old = q->pol.delay_us;
 
 	if (was)
@@ -173,7 +173,7 @@ static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
 	q->decisions++;
 	cc->decisions++;
 	trace_nvme_coalesce_decision(cc->ctrl->instance, q->qid, was, old,
-				     q->pol.engaged, q->pol.delay_us, &q->load,
+				     nvme_coal_engaged(&q->pol), q->pol.delay_us, &q->load,
 				     total);
 }
 
@@ -195,7 +195,7 @@ static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 	 * save what it can; a slower one waits for the time instead.
 	 */
 	list_for_each_entry(q, &cc->queues, node) {
-		if (q->active && q->pol.engaged) {
+		if (q->active && nvme_coal_engaged(&q->pol)) {
 			delay = max(delay, q->pol.delay_us);
 			batch = max(batch, q->pol.batch);
 		}
@@ -203,11 +203,20 @@ static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 	return delay ? nvme_coal_feat_coalesce(delay, batch) : 0;
 }
 
+/**
+ * struct nvme_coal_cmd - a Set Features command as the work item sends it
+ * @fid: NVME_FEAT_IRQ_COALESCE (08h) or NVME_FEAT_IRQ_CONFIG (09h)
+ * @dw11: the value sent
+ * @gen: cc->gen when it was built; an answer from another one is stale
+ * @q: 09h: the queue whose vector it concerns
+ * @exempt: 09h: the Coalescing Disable it sets, recorded on success
+ */
 struct nvme_coal_cmd {
 	unsigned int fid;
 	u32 dw11;
 	unsigned int gen;
 	struct nvme_coal_queue *q;
+	bool exempt;
 };
 
 /* The Aggregation Time of a Feature 08h value, in us. */
@@ -249,7 +258,11 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cm
 	bool carry = want && want == cc->refused_dw11;
 	bool device = cc->feat == NVME_COAL_FEAT_ACCEPTED && !carry;
 	u32 dw11 = carry ? 0 : want;
+	/* 08h, when due, is sent last, after the vectors it concerns */
+	bool need_08h = nvme_coal_need_08h(cc, dw11);
+	int room = NVME_COAL_MAX_CMDS - need_08h;
 	struct nvme_coal_queue *q;
+	bool exempt;
 	int n = 0;
 
 	cc->carrying = carry;
@@ -259,17 +272,20 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cm
 			continue;
 		/* genirq carries the queue unless the controller coalesces */
 		nvme_coal_set_sw(cc, q, device ? 0 : q->pol.delay_us);
+		/* only moderated queues wait for the controller's aggregation */
+		exempt = dw11 && !nvme_coal_engaged(&q->pol);
 		/* vector 0 is the admin queue's: the controller never coalesces it */
-		if (device && n < NVME_COAL_MAX_CMDS - 1 && q->vector &&
-		    !q->cd_refused && q->exempt != (dw11 && !q->pol.engaged)) {
+		if (device && n < room && q->vector && !q->cd_refused &&
+		    q->exempt != exempt) {
 			cmds[n++] = (struct nvme_coal_cmd) {
 				.fid = NVME_FEAT_IRQ_CONFIG, .q = q, .gen = cc->gen,
-				.dw11 = nvme_coal_feat_vector(q->vector, !q->exempt),
+				.dw11 = nvme_coal_feat_vector(q->vector, exempt),
+				.exempt = exempt,
 			};
 		}
 	}
 	/* the first moderated queue is the probe of Feature 08h */
-	if (nvme_coal_need_08h(cc, dw11)) {
+	if (need_08h) {
 		cmds[n++] = (struct nvme_coal_cmd) {
 			.fid = NVME_FEAT_IRQ_COALESCE, .dw11 = dw11, .gen = cc->gen,
 		};
@@ -333,7 +349,7 @@ static bool nvme_coal_answer(struct nvme_coal_ctrl *cc,
 	if (!status) {
 		cc->cd_accepted = true;
 		if (cmd->q->active)
-			cmd->q->exempt = !cmd->q->exempt;
+			cmd->q->exempt = cmd->exempt;
 	} else if (!cc->cd_accepted && cc->feat != NVME_COAL_FEAT_REFUSED) {
 		nvme_coal_refuse(cc, cmd->fid, status);
 	} else {
@@ -400,7 +416,7 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 			continue;
 		cc->ops->sample(q, &s);
 		q->valid = nvme_coal_measure(&q->pol, &s, p.period_ms, &q->load);
-		q->load.engaged = q->pol.engaged;
+		q->load.engaged = nvme_coal_engaged(&q->pol);
 		if (q->valid)
 			nvme_coal_add_load(&total, &q->load);
 	}
@@ -410,12 +426,12 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 		if (q->valid) {
 			/* the period as the policy sees it, before it decides */
 			trace_nvme_coalesce_sample(cc->ctrl->instance, q->qid,
-						   &q->load, q->pol.engaged,
+						   &q->load, nvme_coal_engaged(&q->pol),
 						   q->pol.delay_us);
 			nvme_coal_decide_queue(cc, q, &p, &total);
 		}
 		/* switched off: keep going only until every queue is released */
-		busy |= q->pol.engaged ||
+		busy |= nvme_coal_engaged(&q->pol) ||
 			(p.enabled && (!q->valid || q->load.completions));
 	}
 	n = nvme_coal_actuate(cc, cmds);
@@ -453,8 +469,15 @@ static const char *nvme_coal_state(const struct nvme_coal_queue *q,
 		return "stopped";
 	if (nvme_coal_external(q, cur))
 		return "external";
-	return q->pol.engaged ? "moderated" : "off";
+	return nvme_coal_engaged(&q->pol) ? "moderated" : "off";
 }
+
+static const char *const nvme_coal_policy_names[] = {
+	[NVME_COAL_OFF] = "off",
+	[NVME_COAL_ARMING] = "arming",
+	[NVME_COAL_ENGAGED] = "engaged",
+	[NVME_COAL_HOLDOFF] = "hold-off",
+};
 
 static int coalescing_show(struct seq_file *m, void *unused)
 {
@@ -488,6 +511,8 @@ static int coalescing_show(struct seq_file *m, void *unused)
 		unsigned int cur = irq_get_moderation(q->irq);
 
 		seq_printf(m, "q%u.state: %s\n", q->qid, nvme_coal_state(q, cur));
+		seq_printf(m, "q%u.policy: %s\n", q->qid,
+			   nvme_coal_policy_names[q->pol.state]);
 		seq_printf(m, "q%u.delay_us: %u\n", q->qid, q->pol.delay_us);
 		/* the delay of this code on the vector now */
 		seq_printf(m, "q%u.irq_delay_us: %u\n", q->qid,

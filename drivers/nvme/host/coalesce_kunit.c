@@ -204,7 +204,7 @@ static void quiet_periods(struct fake_ctrl *f, int n)
 static void engage_queue0(struct kunit *test, struct fake_ctrl *f)
 {
 	busy_periods(f, 1 + NVME_COAL_ENGAGE_PERIODS);
-	KUNIT_ASSERT_TRUE(test, f->q[0].pol.engaged);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
 	KUNIT_ASSERT_NE(test, f->q[0].pol.delay_us, 0);
 }
 
@@ -235,7 +235,7 @@ static void device_accepted_coalesces_and_exempts(struct kunit *test)
 	busy_periods(f, NVME_COAL_ENGAGE_PERIODS);
 	KUNIT_EXPECT_EQ(test, f->nsent, 0);	/* nothing while unmoderated */
 	busy_periods(f, 1);
-	KUNIT_ASSERT_TRUE(test, f->q[0].pol.engaged);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
 
 	/* the first moderated queue is the probe: 08h with its delay and batch */
 	expected_delay(f, f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1,
@@ -263,7 +263,7 @@ static void device_accepted_coalesces_and_exempts(struct kunit *test)
 
 	/* load drops: queue 1 loses its exemption, then 08h goes back to 0 */
 	quiet_periods(f, 1);
-	KUNIT_EXPECT_FALSE(test, f->q[0].pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&f->q[0].pol));
 	KUNIT_EXPECT_EQ(test, f->nsent, 4);
 	expect_cmd(test, f, 2, NVME_FEAT_IRQ_CONFIG, nvme_coal_feat_vector(2, false));
 	expect_cmd(test, f, 3, NVME_FEAT_IRQ_COALESCE, 0);
@@ -289,9 +289,9 @@ static void device_refused_once_genirq_after(struct kunit *test)
 	/* remembered: no further 08h or 09h, whatever the load does */
 	busy_periods(f, 5);
 	quiet_periods(f, 1);
-	KUNIT_EXPECT_FALSE(test, f->q[0].pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&f->q[0].pol));
 	busy_periods(f, NVME_COAL_WINDOW_PERIODS + 3);
-	KUNIT_EXPECT_TRUE(test, f->q[0].pol.engaged);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
 	KUNIT_EXPECT_EQ(test, f->nsent, 1);
 	KUNIT_EXPECT_FALSE(test, f->q[1].exempt);
 }
@@ -384,8 +384,8 @@ static void two_moderated_queues_share_one_08h(struct kunit *test)
 	rate[1] = f->p.high_io_delta;
 	for (i = 0; i < 1 + NVME_COAL_ENGAGE_PERIODS; i++)
 		run_period(f, depth, rate);
-	KUNIT_ASSERT_TRUE(test, f->q[0].pol.engaged);
-	KUNIT_ASSERT_TRUE(test, f->q[1].pol.engaged);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&f->q[1].pol));
 	expected_delay(f, depth[0], rate[0], &d0, &b0);
 	expected_delay(f, depth[1], rate[1], &d1, &b1);
 	want = nvme_coal_feat_coalesce(max(d0, d1), max(b0, b1));
@@ -409,9 +409,9 @@ static void moved_load_is_moderated_at_once(struct kunit *test)
 	depth[1] = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
 	rate[1] = 2 * f->p.high_io_delta;
 	run_period(f, depth, rate);
-	KUNIT_EXPECT_TRUE(test, f->q[1].pol.engaged);
-	KUNIT_EXPECT_FALSE(test, f->q[0].pol.engaged);
-	KUNIT_EXPECT_FALSE(test, f->q[0].pol.released);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[1].pol));
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&f->q[0].pol));
+	KUNIT_EXPECT_NE(test, f->q[0].pol.state, NVME_COAL_HOLDOFF);
 }
 
 static int count_fid(struct fake_ctrl *f, unsigned int fid)
@@ -515,7 +515,7 @@ static void reset_sends_the_wanted_08h_again(struct kunit *test)
 	/* the new controller is told first, then the value the load needs */
 	KUNIT_EXPECT_EQ(test, f->sent[before].fid, NVME_FEAT_IRQ_COALESCE);
 	KUNIT_EXPECT_EQ(test, f->sent[before].dw11, 0);
-	KUNIT_EXPECT_TRUE(test, f->q[0].pol.engaged);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
 	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11,
 			nvme_coal_feat_coalesce(f->q[0].pol.delay_us,
 						f->q[0].pol.batch));

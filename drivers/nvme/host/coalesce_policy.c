@@ -183,11 +183,8 @@ static bool nvme_coal_retune(u32 *cur, u32 want)
 
 static void nvme_coal_release(struct nvme_coal_policy *pol, bool window)
 {
-	if (window) {
-		pol->released = true;
-		pol->released_at = pol->periods;
-	}
-	pol->engaged = false;
+	pol->state = window ? NVME_COAL_HOLDOFF : NVME_COAL_OFF;
+	pol->holdoff = window ? NVME_COAL_WINDOW_PERIODS : 0;
 	pol->storm = false;
 	pol->checked = false;
 	pol->delay_us = 0;
@@ -249,20 +246,20 @@ static bool nvme_coal_low(struct nvme_coal_policy *pol,
  *
  * Context: any.
  *
- * Return: true if @pol->engaged or @pol->delay_us changed.
+ * Return: true if the queue was moderated or released, or @pol->delay_us
+ * changed.
  */
 bool nvme_coal_decide(struct nvme_coal_policy *pol,
 		      const struct nvme_coal_params *p,
 		      const struct nvme_coal_load *q,
 		      const struct nvme_coal_load *ctrl)
 {
-	bool was = pol->engaged;
+	bool was = nvme_coal_engaged(pol);
 	u32 old = pol->delay_us;
 	bool deep, storm, high, idle;
 	u32 delay, batch, engage;
 
-	pol->periods++;
-	if (pol->engaged) {
+	if (was) {
 		if (nvme_coal_low(pol, p, q, ctrl, &idle)) {
 			nvme_coal_release(pol, !idle && p->enabled);
 		} else {
@@ -271,7 +268,7 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 			nvme_coal_retune(&pol->delay_us, delay);
 			nvme_coal_retune(&pol->batch, batch);
 		}
-		return was != pol->engaged || old != pol->delay_us;
+		return !nvme_coal_engaged(pol) || old != pol->delay_us;
 	}
 
 	deep = q->avg_qd > p->avg_qd_threshold &&
@@ -281,10 +278,11 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 	       ctrl->completions >= p->high_io_delta && (deep || storm);
 	engage = ctrl->engaged ? 1 : NVME_COAL_ENGAGE_PERIODS;
 	pol->high_runs = high ? pol->high_runs + 1 : 0;
-	if (pol->high_runs >= engage &&
-	    (!pol->released ||
-	     pol->periods - pol->released_at >= NVME_COAL_WINDOW_PERIODS)) {
-		pol->engaged = true;
+	if (pol->state == NVME_COAL_HOLDOFF && --pol->holdoff)
+		return false;
+	pol->state = pol->high_runs ? NVME_COAL_ARMING : NVME_COAL_OFF;
+	if (pol->high_runs >= engage) {
+		pol->state = NVME_COAL_ENGAGED;
 		pol->storm = !deep;
 		pol->checked = false;
 		pol->ref_completions = q->completions;
@@ -292,7 +290,7 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 				&pol->delay_us, &pol->batch);
 		pol->high_runs = 0;
 	}
-	return was != pol->engaged || old != pol->delay_us;
+	return nvme_coal_engaged(pol);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_decide);
 

@@ -94,34 +94,54 @@ struct nvme_coal_load {
 };
 
 /**
+ * enum nvme_coal_state - where a queue is in the policy
+ * @NVME_COAL_OFF: not moderated, and the last period was not high
+ * @NVME_COAL_ARMING: not moderated; high periods in a row are counted
+ *	toward moderating it
+ * @NVME_COAL_ENGAGED: moderated
+ * @NVME_COAL_HOLDOFF: released while still loaded: not moderated again
+ *	for NVME_COAL_WINDOW_PERIODS; high periods are counted meanwhile
+ */
+enum nvme_coal_state {
+	NVME_COAL_OFF,
+	NVME_COAL_ARMING,
+	NVME_COAL_ENGAGED,
+	NVME_COAL_HOLDOFF,
+};
+
+/**
  * struct nvme_coal_policy - what the policy remembers of one queue
  * @last: the previous sample
  * @have_last: @last is valid
- * @engaged: the queue is moderated
- * @storm: it was moderated for an interrupt storm, not for its depth
- * @checked: a storm moderation's first period was compared with @ref_completions
+ * @state: where the queue is
+ * @storm: NVME_COAL_ENGAGED for an interrupt storm, not for its depth
+ * @checked: a storm moderation's first period was compared with
+ *	@ref_completions
  * @ref_completions: completions in the period that moderated the queue
- * @delay_us: the delay chosen while @engaged, 0 otherwise
- * @batch: completions expected per interrupt at @delay_us, 0 if not @engaged
- * @high_runs: high samples in a row
- * @periods: valid samples decided on
- * @released_at: @periods at the last release
- * @released: the queue was released at least once
+ * @delay_us: the delay chosen while NVME_COAL_ENGAGED, 0 otherwise
+ * @batch: completions expected per interrupt at @delay_us, 0 if not
+ *	NVME_COAL_ENGAGED
+ * @high_runs: high periods in a row, while not NVME_COAL_ENGAGED
+ * @holdoff: periods of NVME_COAL_HOLDOFF left
  */
 struct nvme_coal_policy {
 	struct nvme_coal_sample last;
 	bool have_last;
-	bool engaged;
+	enum nvme_coal_state state;
 	bool storm;
 	bool checked;
 	u32 ref_completions;
 	u32 delay_us;
 	u32 batch;
 	u32 high_runs;
-	u64 periods;
-	u64 released_at;
-	bool released;
+	u32 holdoff;
 };
+
+/* Context: any. */
+static inline bool nvme_coal_engaged(const struct nvme_coal_policy *pol)
+{
+	return pol->state == NVME_COAL_ENGAGED;
+}
 
 bool nvme_coal_measure(struct nvme_coal_policy *pol,
 		       const struct nvme_coal_sample *s, u32 period_ms,

@@ -38,7 +38,7 @@ static bool period(struct fake_queue *fq, const struct nvme_coal_params *p,
 {
 	struct nvme_coal_load q = { }, ctrl = { };
 	u32 runs = batch ? DIV_ROUND_UP(done, batch) : 0;
-	bool was = fq->pol.engaged;
+	bool was = nvme_coal_engaged(&fq->pol);
 	bool changed;
 
 	fq->s.now_ns += (u64)PERIOD_MS * NSEC_PER_MSEC;
@@ -50,9 +50,9 @@ static bool period(struct fake_queue *fq, const struct nvme_coal_params *p,
 		return false;
 	nvme_coal_add_load(&ctrl, &q);
 	changed = nvme_coal_decide(&fq->pol, p, &q, &ctrl);
-	if (!was && fq->pol.engaged)
+	if (!was && nvme_coal_engaged(&fq->pol))
 		fq->engagements++;
-	if (was && !fq->pol.engaged)
+	if (was && !nvme_coal_engaged(&fq->pol))
 		fq->releases++;
 	return changed;
 }
@@ -66,7 +66,7 @@ static void steady_qd1_never_engages(struct kunit *test)
 	for (i = 0; i < 400; i++)
 		period(&fq, &defaults, 50000, 1, 1);
 	KUNIT_EXPECT_EQ(test, fq.engagements, 0);
-	KUNIT_EXPECT_FALSE(test, fq.pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&fq.pol));
 	KUNIT_EXPECT_EQ(test, fq.pol.delay_us, 0U);
 }
 
@@ -77,7 +77,7 @@ static void sustained_load_engages(struct kunit *test)
 
 	for (i = 0; i < 10 && at < 0; i++) {
 		period(&fq, &defaults, 2000, 32, 8);
-		if (fq.pol.engaged)
+		if (nvme_coal_engaged(&fq.pol))
 			at = i;
 	}
 	/* the first reading is the baseline, then two high periods */
@@ -93,20 +93,20 @@ static void load_drop_releases(struct kunit *test)
 
 	for (i = 0; i < 5; i++)
 		period(&fq, &defaults, 2000, 32, 8);
-	KUNIT_ASSERT_TRUE(test, fq.pol.engaged);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&fq.pol));
 	/* the queue goes back to QD1: released by the very next period */
 	KUNIT_EXPECT_TRUE(test, period(&fq, &defaults, 300, 1, 1));
-	KUNIT_EXPECT_FALSE(test, fq.pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&fq.pol));
 	KUNIT_EXPECT_EQ(test, fq.pol.delay_us, 0U);
 
 	for (i = 0; i < 5; i++)
 		period(&fq, &defaults, 2000, 32, 8);
 	for (i = 0; i < 30; i++)
 		period(&fq, &defaults, 2000, 32, 8);
-	KUNIT_ASSERT_TRUE(test, fq.pol.engaged);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&fq.pol));
 	/* and idle: no completions at all */
 	period(&fq, &defaults, 0, 0, 0);
-	KUNIT_EXPECT_FALSE(test, fq.pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&fq.pol));
 }
 
 static void oscillating_load_does_not_flap(struct kunit *test)
@@ -148,9 +148,9 @@ static void load_moving_between_queues(struct kunit *test)
 	for (move = 0; move < 5; move++) {
 		for (i = 0; i < 3; i++)
 			period(&fq, &defaults, 2000, 32, 8);
-		KUNIT_EXPECT_TRUE(test, fq.pol.engaged);
+		KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&fq.pol));
 		period(&fq, &defaults, 0, 0, 0);
-		KUNIT_EXPECT_FALSE(test, fq.pol.engaged);
+		KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&fq.pol));
 	}
 	KUNIT_EXPECT_EQ(test, fq.engagements, 5);
 }
@@ -163,21 +163,21 @@ static void threshold_change_applies_next_period(struct kunit *test)
 
 	for (i = 0; i < 5; i++)
 		period(&fq, &p, 2000, 32, 8);
-	KUNIT_ASSERT_TRUE(test, fq.pol.engaged);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&fq.pol));
 	p.avg_qd_threshold = 32;
 	period(&fq, &p, 2000, 32, 8);
-	KUNIT_EXPECT_FALSE(test, fq.pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&fq.pol));
 
 	/* a lower rate threshold lets a slow queue engage */
 	memset(&fq, 0, sizeof(fq));
 	p = defaults;
 	for (i = 0; i < 5; i++)
 		period(&fq, &p, 200, 32, 8);
-	KUNIT_EXPECT_FALSE(test, fq.pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&fq.pol));
 	p.high_io_delta = 100;
 	period(&fq, &p, 200, 32, 8);
 	period(&fq, &p, 200, 32, 8);
-	KUNIT_EXPECT_TRUE(test, fq.pol.engaged);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&fq.pol));
 
 	/* the delay follows max_delay_us at once */
 	p.max_delay_us = 100;
@@ -187,7 +187,7 @@ static void threshold_change_applies_next_period(struct kunit *test)
 	/* and switching the policy off releases at once */
 	p.enabled = false;
 	KUNIT_EXPECT_TRUE(test, period(&fq, &p, 200, 32, 8));
-	KUNIT_EXPECT_FALSE(test, fq.pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&fq.pol));
 }
 
 static void delay_tracks_load_with_a_band(struct kunit *test)
@@ -257,7 +257,7 @@ static void absurd_samples_are_ignored(struct kunit *test)
 	pol = (struct nvme_coal_policy) { };
 	for (int i = 0; i < 10; i++)
 		nvme_coal_decide(&pol, &defaults, &q, &q);
-	KUNIT_EXPECT_FALSE(test, pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&pol));
 }
 
 static void busy_controller_needed(struct kunit *test)
@@ -271,11 +271,11 @@ static void busy_controller_needed(struct kunit *test)
 	ctrl.avg_qd = 15;
 	for (i = 0; i < 10; i++)
 		nvme_coal_decide(&pol, &defaults, &q, &ctrl);
-	KUNIT_EXPECT_FALSE(test, pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&pol));
 	ctrl.avg_qd = 16;
 	for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
 		nvme_coal_decide(&pol, &defaults, &q, &ctrl);
-	KUNIT_EXPECT_TRUE(test, pol.engaged);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&pol));
 }
 
 static void feature_dwords(struct kunit *test)
@@ -456,15 +456,15 @@ static struct rec_result replay(const struct rec_queue (*rec)[2], int n)
 			q[k].avg_qd16 = rec[i][k].avg_qd16;
 			q[k].avg_qd = DIV_ROUND_CLOSEST(q[k].avg_qd16,
 							NVME_COAL_QD1);
-			q[k].engaged = pol[k].engaged;
+			q[k].engaged = nvme_coal_engaged(&pol[k]);
 			q[k].elapsed_ns = PERIOD_MS * NSEC_PER_MSEC;
 			nvme_coal_add_load(&ctrl, &q[k]);
 		}
 		for (k = 0; k < 2; k++) {
-			bool was = pol[k].engaged;
+			bool was = nvme_coal_engaged(&pol[k]);
 
 			nvme_coal_decide(&pol[k], &tcg, &q[k], &ctrl);
-			if (!was && pol[k].engaged) {
+			if (!was && nvme_coal_engaged(&pol[k])) {
 				if (r.first_engaged < 0) {
 					r.first_engaged = i;
 					r.first_delay_us = pol[k].delay_us;
@@ -475,7 +475,7 @@ static struct rec_result replay(const struct rec_queue (*rec)[2], int n)
 			}
 			if (q[k].completions) {
 				r.busy++;
-				r.moderated += pol[k].engaged;
+				r.moderated += nvme_coal_engaged(&pol[k]);
 			}
 		}
 	}
@@ -548,7 +548,7 @@ static void storm_engagement_holds_and_ends_at_qd1(struct kunit *test)
 
 	for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
 		nvme_coal_decide(&pol, &tcg, &q, &q);
-	KUNIT_ASSERT_TRUE(test, pol.engaged);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&pol));
 	KUNIT_EXPECT_TRUE(test, pol.storm);
 	/* 8 completions at 600 per 50 ms, rounded up: a batch of 8 */
 	KUNIT_EXPECT_EQ(test, pol.delay_us, 667U);
@@ -560,15 +560,15 @@ static void storm_engagement_holds_and_ends_at_qd1(struct kunit *test)
 	q.completions = 650;
 	for (i = 0; i < 10; i++)
 		nvme_coal_decide(&pol, &tcg, &q, &q);
-	KUNIT_EXPECT_TRUE(test, pol.engaged);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&pol));
 	/* down to QD1: released, and not kept out by the window */
 	q.runs = 600;
 	q.avg_qd = 1;
 	q.avg_qd16 = NVME_COAL_QD1;
 	nvme_coal_decide(&pol, &tcg, &q, &q);
-	KUNIT_EXPECT_FALSE(test, pol.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&pol));
 	KUNIT_EXPECT_FALSE(test, pol.storm);
-	KUNIT_EXPECT_FALSE(test, pol.released);
+	KUNIT_EXPECT_NE(test, pol.state, NVME_COAL_HOLDOFF);
 }
 
 /*
@@ -584,17 +584,17 @@ static void low_depth_queue_is_not_held(struct kunit *test)
 	int i, engagements = 0, moderated = 0;
 
 	for (i = 0; i < 3 * NVME_COAL_WINDOW_PERIODS; i++) {
-		u32 us = cmd_us + (pol.engaged ? pol.delay_us : 0);
+		u32 us = cmd_us + (nvme_coal_engaged(&pol) ? pol.delay_us : 0);
 		struct nvme_coal_load q = {
 			.completions = depth * PERIOD_MS * 1000 / us,
 			.avg_qd = depth, .avg_qd16 = depth * NVME_COAL_QD1,
 		};
-		bool was = pol.engaged;
+		bool was = nvme_coal_engaged(&pol);
 
-		q.runs = pol.engaged ? q.completions / depth : q.completions;
+		q.runs = nvme_coal_engaged(&pol) ? q.completions / depth : q.completions;
 		nvme_coal_decide(&pol, &defaults, &q, &q);
-		engagements += !was && pol.engaged;
-		moderated += pol.engaged;
+		engagements += !was && nvme_coal_engaged(&pol);
+		moderated += nvme_coal_engaged(&pol);
 	}
 	/* once per window at most, and never for longer than a period */
 	KUNIT_EXPECT_GT(test, engagements, 0);
@@ -632,9 +632,9 @@ static void storm_released_when_its_load_falls(struct kunit *test)
 		q.avg_qd16 = 6 * NVME_COAL_QD1;
 		for (i = 0; i < 3; i++)
 			nvme_coal_decide(&pol, &tcg, &q, &q);
-		KUNIT_ASSERT_TRUE(test, pol.engaged);
+		KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&pol));
 		KUNIT_EXPECT_EQ(test, pol.delay_us, storm_delay);
-		for (i = 0; i < 10 && pol.engaged; i++) {
+		for (i = 0; i < 10 && nvme_coal_engaged(&pol); i++) {
 			q.completions = depth * PERIOD_MS * 1000 /
 					(pol.delay_us + cmd_us);
 			q.runs = q.completions / depth;
@@ -645,10 +645,10 @@ static void storm_released_when_its_load_falls(struct kunit *test)
 		}
 		if (depth * 2 < NVME_COAL_STORM_BATCH) {
 			KUNIT_EXPECT_EQ(test, i, 1);
-			KUNIT_EXPECT_FALSE(test, pol.engaged);
-			KUNIT_EXPECT_TRUE(test, pol.released);
+			KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&pol));
+			KUNIT_EXPECT_EQ(test, pol.state, NVME_COAL_HOLDOFF);
 		} else {
-			KUNIT_EXPECT_TRUE(test, pol.engaged);
+			KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&pol));
 		}
 	}
 }
@@ -670,7 +670,7 @@ static void many_queues_keep_the_window(struct kunit *test)
 		q.avg_qd = i % 3 == 2 ? 7 : 10;
 		q.avg_qd16 = q.avg_qd * NVME_COAL_QD1;
 		for (k = 0; k < 16; k++) {
-			q.engaged = pol[k].engaged;
+			q.engaged = nvme_coal_engaged(&pol[k]);
 			nvme_coal_add_load(&ctrl, &q);
 		}
 		for (k = 0; k < 16; k++)
@@ -692,18 +692,18 @@ static void load_moving_to_a_sibling_queue(struct kunit *test)
 
 	for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
 		nvme_coal_decide(&a, &defaults, &busy, &ctrl);
-	KUNIT_ASSERT_TRUE(test, a.engaged);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&a));
 	/* the load moves to b: a keeps a tail, b engages at once */
 	ctrl.engaged = 1;
 	nvme_coal_decide(&a, &defaults, &idle, &ctrl);
 	nvme_coal_decide(&b, &defaults, &busy, &ctrl);
-	KUNIT_EXPECT_FALSE(test, a.engaged);
-	KUNIT_EXPECT_TRUE(test, b.engaged);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&a));
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&b));
 	/* a tail is idle: no hysteresis window for a, it follows at once */
 	nvme_coal_decide(&b, &defaults, &idle, &ctrl);
 	nvme_coal_decide(&a, &defaults, &busy, &ctrl);
-	KUNIT_EXPECT_TRUE(test, a.engaged);
-	KUNIT_EXPECT_FALSE(test, a.released);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&a));
+	KUNIT_EXPECT_NE(test, a.state, NVME_COAL_HOLDOFF);
 }
 
 static struct kunit_case nvme_coal_cases[] = {
