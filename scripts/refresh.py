@@ -34,14 +34,16 @@ def die(msg):
 
 
 def old_series():
-    names, header = [], []
+    names, header, files = [], [], set()
     with open(os.path.join(TOP, 'patches', 'series')) as f:
         for line in f:
             if line.startswith('#'):
                 header.append(line)
             elif line.strip() and not line[0].isspace():
                 names.append(line.strip())
-    return names, header
+            elif line.strip():
+                files.add(line.strip())
+    return names, header, files
 
 
 def check_overlay_unedited(path, dest, data):
@@ -67,7 +69,7 @@ def main():
     if git('status', '--porcelain', '--untracked-files=no').strip():
         die('build/linux has uncommitted edits; commit them first')
     commits = git('rev-list', '--reverse', 'base..HEAD').split()
-    names, header = old_series()
+    names, header, old_files = old_series()
     owner = {}
     entries = []
     for i, c in enumerate(commits):
@@ -105,6 +107,10 @@ def main():
         os.chmod(dest, 0o755 if mode == '100755' else 0o644)
     for stale in set(names) - {name for name, _ in entries}:
         os.remove(os.path.join(TOP, 'patches', stale))
+    # files the series no longer adds leave the overlay
+    for stale in old_files - set(owner):
+        if os.path.isfile(os.path.join(TOP, stale)):
+            os.remove(os.path.join(TOP, stale))
     with open(os.path.join(TOP, 'patches', 'series'), 'w') as f:
         f.writelines(header)
         for name, files in entries:

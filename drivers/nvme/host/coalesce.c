@@ -23,8 +23,7 @@
 #include "coalesce.h"
 #include "pci_debugfs.h"
 
-#define CREATE_TRACE_POINTS
-#include "coalesce_trace.h"
+#include "pci_trace.h"
 
 unsigned int nvme_coal_adaptive = 1;
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_adaptive);

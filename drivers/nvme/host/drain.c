@@ -19,8 +19,7 @@
 #include "drain.h"
 #include "pci_debugfs.h"
 
-#define CREATE_TRACE_POINTS
-#include "drain_trace.h"
+#include "pci_trace.h"
 
 /* No queue is deeper: a larger budget is the same as none. */
 #define NVME_IRQ_BUDGET_MAX	65536

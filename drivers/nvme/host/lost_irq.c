@@ -26,7 +26,7 @@
 #include "pci_debugfs.h"
 
 #define CREATE_TRACE_POINTS
-#include "lost_irq_trace.h"
+#include "pci_trace.h"
 
 #define NVME_LOST_IRQ_POLL_MS_MAX	1000
 

@@ -1,16 +1,74 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tracepoints of the nvme-pci adaptive interrupt coalescing policy.
+ * Tracepoints of nvme-pci's interrupt handling; lost_irq.c creates them.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM nvme_pci
 
-#if !defined(_NVME_COALESCE_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
-#define _NVME_COALESCE_TRACE_H
+#if !defined(_NVME_PCI_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _NVME_PCI_TRACE_H
 
 #include <linux/tracepoint.h>
 
 #include "coalesce_policy.h"
+
+/*
+ * A check found a completion posted with no interrupt serviced and the
+ * poller reaped the queue: how many completions, and how long the first
+ * had waited at least.
+ */
+TRACE_EVENT(nvme_lost_irq_recovered,
+	    TP_PROTO(const char *ctrl, u16 qid, int reaped, u64 stall_us),
+	    TP_ARGS(ctrl, qid, reaped, stall_us),
+	    TP_STRUCT__entry(__string(ctrl, ctrl)
+			     __field(u16, qid)
+			     __field(int, reaped)
+			     __field(u64, stall_us)),
+	    TP_fast_assign(__assign_str(ctrl);
+			   __entry->qid = qid;
+			   __entry->reaped = reaped;
+			   __entry->stall_us = stall_us;),
+	    TP_printk("%s qid=%u reaped=%d stall_us=%llu",
+		      __get_str(ctrl), __entry->qid, __entry->reaped,
+		      __entry->stall_us)
+);
+
+/* A check found a completion waiting, but ran @gap_us after the last one. */
+TRACE_EVENT(nvme_lost_irq_late,
+	    TP_PROTO(const char *ctrl, u16 qid, u64 gap_us),
+	    TP_ARGS(ctrl, qid, gap_us),
+	    TP_STRUCT__entry(__string(ctrl, ctrl)
+			     __field(u16, qid)
+			     __field(u64, gap_us)),
+	    TP_fast_assign(__assign_str(ctrl);
+			   __entry->qid = qid;
+			   __entry->gap_us = gap_us;),
+	    TP_printk("%s qid=%u gap_us=%llu",
+		      __get_str(ctrl), __entry->qid, __entry->gap_us)
+);
+
+DECLARE_EVENT_CLASS(nvme_irq_poll_class,
+		    TP_PROTO(int irq, u16 qid, int reaped),
+		    TP_ARGS(irq, qid, reaped),
+		    TP_STRUCT__entry(__field(int, irq)
+				     __field(u16, qid)
+				     __field(int, reaped)),
+		    TP_fast_assign(__entry->irq = irq;
+				   __entry->qid = qid;
+				   __entry->reaped = reaped;),
+		    TP_printk("irq=%d qid=%u reaped=%d",
+			      __entry->irq, __entry->qid, __entry->reaped)
+);
+
+/* The handler used up its budget with completions left: irq_poll takes over. */
+DEFINE_EVENT(nvme_irq_poll_class, nvme_irq_poll_fallback,
+	     TP_PROTO(int irq, u16 qid, int reaped),
+	     TP_ARGS(irq, qid, reaped));
+
+/* irq_poll emptied the queue and gave it back to its interrupt. */
+DEFINE_EVENT(nvme_irq_poll_class, nvme_irq_poll_done,
+	     TP_PROTO(int irq, u16 qid, int reaped),
+	     TP_ARGS(irq, qid, reaped));
 
 /* A queue was moderated, released, or got a new delay; and why. */
 TRACE_EVENT(nvme_coalesce_decision,
@@ -74,10 +132,10 @@ TRACE_EVENT(nvme_coalesce_sample,
 		      __entry->engaged ? "on" : "off", __entry->delay_us)
 );
 
-#endif /* _NVME_COALESCE_TRACE_H */
+#endif /* _NVME_PCI_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH
 #define TRACE_INCLUDE_PATH .
 #undef TRACE_INCLUDE_FILE
-#define TRACE_INCLUDE_FILE coalesce_trace
+#define TRACE_INCLUDE_FILE pci_trace
 #include <trace/define_trace.h>
