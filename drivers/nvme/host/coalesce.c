@@ -149,12 +149,10 @@ static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 			return;
 		}
 	}
-	if (!cc->sw_warned) {
-		cc->sw_warned = true;
+	if (nvme_pci_warn_once(cc->warned, NVME_PCI_WARN_COAL_GENIRQ))
 		dev_info(cc->ctrl->device,
 			 "adaptive coalescing: genirq does not moderate irq %d (%pe): its completions are signalled at once\n",
 			 q->irq, ERR_PTR(q->refused));
-	}
 }
 
 static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
@@ -535,15 +533,18 @@ DEFINE_SHOW_ATTRIBUTE(coalescing);
  * @cc: the state, in the controller's private data
  * @ctrl: the controller
  * @ops: access to the controller and its queues
+ * @warned: the controller's warn-once bitmap
  * @parent: the controller's debugfs directory (may be an error pointer)
  *
  * Context: process.
  */
 void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
-			 const struct nvme_coal_ops *ops, struct dentry *parent)
+			 const struct nvme_coal_ops *ops, unsigned long *warned,
+			 struct dentry *parent)
 {
 	cc->ctrl = ctrl;
 	cc->ops = ops;
+	cc->warned = warned;
 	cc->refused_dw11 = NVME_COAL_DW11_NONE;
 	mutex_init(&cc->lock);
 	INIT_LIST_HEAD(&cc->queues);

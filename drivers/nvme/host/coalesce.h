@@ -78,7 +78,7 @@ enum nvme_coal_feat {
  * @inflight: Set Features commands sent and not answered yet
  * @cd_accepted: the controller took a Feature 09h command
  * @decisions: state or delay changes of all queues
- * @sw_warned: genirq's refusal of a vector was logged
+ * @warned: the controller's warn-once bitmap (enum nvme_pci_warn)
  */
 struct nvme_coal_ctrl {
 	struct nvme_ctrl *ctrl;
@@ -98,7 +98,7 @@ struct nvme_coal_ctrl {
 	unsigned int inflight;
 	bool cd_accepted;
 	u64 decisions;
-	bool sw_warned;
+	unsigned long *warned;
 };
 
 /**
@@ -146,7 +146,8 @@ DECLARE_STATIC_KEY_TRUE(nvme_coal_on);
 
 void nvme_coal_debugfs_init(void);
 void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
-			 const struct nvme_coal_ops *ops, struct dentry *parent);
+			 const struct nvme_coal_ops *ops, unsigned long *warned,
+			 struct dentry *parent);
 void nvme_coal_ctrl_stop(struct nvme_coal_ctrl *cc);
 void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 		     int irq, u16 vector, u16 qid);

@@ -38,6 +38,7 @@ struct fake_ctrl {
 	struct nvme_coal_params p;
 	struct fake_cmd sent[MAX_SENT];
 	int nsent;
+	unsigned long warned;	/* the controller's warn-once bitmap */
 	int status[2];		/* answer to 08h, 09h */
 	u16 refuse_vector;	/* 09h for this vector only is refused */
 	u64 hold_ns_at_send;	/* what the poller was told as 08h went out */
@@ -128,7 +129,8 @@ static struct fake_ctrl *fake_ctrl(struct kunit *test, int queues)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(f->ctrl.device));
 	f->ctrl.state = NVME_CTRL_LIVE;
 	f->now = 1000 * NSEC_PER_SEC;
-	nvme_coal_ctrl_init(&f->cc, &f->ctrl, &fake_ops, ERR_PTR(-ENODEV));
+	nvme_coal_ctrl_init(&f->cc, &f->ctrl, &fake_ops, &f->warned,
+			    ERR_PTR(-ENODEV));
 	for (i = 0; i < queues; i++)
 		nvme_coal_start(&f->q[i], &f->cc, NO_IRQ, i + 1, i + 1);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fake_exit, f), 0);

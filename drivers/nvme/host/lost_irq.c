@@ -191,14 +191,8 @@ static void lost_irq_report(struct nvme_lost_irq *li)
 	struct irq_data *d = irq_get_irq_data(irq);
 	const char *chip = d && d->chip ? d->chip->name : "?";
 	const char *domain = d && d->domain && d->domain->name ? d->domain->name : "?";
-	bool first;
 
-	mutex_lock(&lc->lock);
-	first = !lc->warned;
-	lc->warned = true;
-	mutex_unlock(&lc->lock);
-
-	if (first)
+	if (nvme_pci_warn_once(lc->warned, NVME_PCI_WARN_LOST_IRQ))
 		dev_warn(lc->dev,
 			 "completion interrupt lost on queue %u, irq %d (chip %s, domain %s): completions are being recovered by polling every %u ms (nvme.lost_irq_poll_ms)\n",
 			 li->qid, irq, chip, domain,
@@ -315,7 +309,8 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	seq_printf(m, "recoveries: %llu\n", recoveries);
 	seq_printf(m, "completions_recovered: %llu\n", reaped);
 	seq_printf(m, "max_stall_us: %llu\n", div_u64(max_stall, NSEC_PER_USEC));
-	seq_printf(m, "warned: %d\n", lc->warned);
+	seq_printf(m, "warned: %d\n",
+		   test_bit(NVME_PCI_WARN_LOST_IRQ, lc->warned));
 	list_for_each_entry(li, &lc->queues, node) {
 		seq_printf(m, "q%u.checks: %llu\n", li->qid, READ_ONCE(li->checks));
 		seq_printf(m, "q%u.delayed_checks: %llu\n", li->qid,
@@ -336,14 +331,16 @@ DEFINE_SHOW_ATTRIBUTE(lost_irq);
  * nvme_lost_irq_ctrl_init() - set up a controller's poller state
  * @lc: the state, in the controller's private data
  * @dev: the controller's device
+ * @warned: the controller's warn-once bitmap
  * @parent: the controller's debugfs directory (may be an error pointer)
  *
  * Context: process.
  */
 void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc, struct device *dev,
-			     struct dentry *parent)
+			     unsigned long *warned, struct dentry *parent)
 {
 	lc->dev = dev;
+	lc->warned = warned;
 	mutex_init(&lc->lock);
 	INIT_LIST_HEAD(&lc->queues);
 	ratelimit_state_init(&lc->rs, 60 * HZ, 1);

@@ -93,16 +93,16 @@ struct nvme_lost_irq_ops {
 /**
  * struct nvme_lost_irq_ctrl - per-controller state of the poller
  * @dev: the controller's device, for messages
- * @lock: protects @queues and @warned
+ * @lock: protects @queues
  * @queues: the queues that were ever started
- * @warned: the one-time warning was printed
+ * @warned: the controller's warn-once bitmap (enum nvme_pci_warn)
  * @rs: rate limit of the messages after it
  */
 struct nvme_lost_irq_ctrl {
 	struct device *dev;
-	struct mutex lock;	/* protects @queues and @warned */
+	struct mutex lock;	/* protects @queues */
 	struct list_head queues;
-	bool warned;
+	unsigned long *warned;
 	struct ratelimit_state rs;
 };
 
@@ -158,7 +158,7 @@ extern unsigned int nvme_lost_irq_poll_ms;
 DECLARE_STATIC_KEY_TRUE(nvme_lost_irq_on);
 
 void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc, struct device *dev,
-			     struct dentry *parent);
+			     unsigned long *warned, struct dentry *parent);
 void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc,
 			 const struct nvme_lost_irq_ops *ops, spinlock_t *sq_lock,
 			 u16 qid);

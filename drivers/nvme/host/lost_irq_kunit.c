@@ -5,6 +5,7 @@
  */
 #include <kunit/test.h>
 #include <linux/module.h>
+#include <linux/string.h>
 #include <linux/time64.h>
 
 #include "lost_irq.h"
@@ -37,14 +38,80 @@ static void idle_queue_stops_checking(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w.last_ns, 0);
 }
 
-static void outstanding_commands_keep_checking(struct kunit *test)
-{
-	struct nvme_cq_watch w = { };
-	int i;
+/* One check of a sequence: the sample, and the verdict it must get. */
+struct cq_step {
+	u32 ms;
+	u16 head;
+	bool pending;
+	u32 irqs;
+	u32 outstanding;
+	int verdict;		/* enum nvme_cq_verdict, or ANY_VERDICT */
+};
 
-	for (i = 1; i <= 10; i++)
-		KUNIT_EXPECT_EQ(test, check(&w, MS(5 * i), 7, false, 3, 4, 0),
-				NVME_CQ_BUSY);
+#define ANY_VERDICT	-1
+
+/* Checks of one queue, each a row: time, CQ state, expected verdict. */
+struct cq_sequence {
+	const char *name;
+	u64 hold_ns;
+	int n;
+	struct cq_step steps[10];
+};
+
+static const struct cq_sequence cq_sequences[] = {
+	{ "outstanding commands keep checking", 0, 10, {
+		{ 5, 7, false, 3, 4, NVME_CQ_BUSY },
+		{ 10, 7, false, 3, 4, NVME_CQ_BUSY },
+		{ 15, 7, false, 3, 4, NVME_CQ_BUSY },
+		{ 20, 7, false, 3, 4, NVME_CQ_BUSY },
+		{ 25, 7, false, 3, 4, NVME_CQ_BUSY },
+		{ 30, 7, false, 3, 4, NVME_CQ_BUSY },
+		{ 35, 7, false, 3, 4, NVME_CQ_BUSY },
+		{ 40, 7, false, 3, 4, NVME_CQ_BUSY },
+		{ 45, 7, false, 3, 4, NVME_CQ_BUSY },
+		{ 50, 7, false, 3, 4, NVME_CQ_BUSY } } },
+	/* an interrupt came (a threaded handler not run yet): wait one more */
+	{ "interrupt in between is not stuck", 0, 3, {
+		{ 5, 12, true, 40, 1, NVME_CQ_BUSY },
+		{ 10, 12, true, 41, 1, NVME_CQ_BUSY },
+		{ 15, 12, true, 41, 1, NVME_CQ_STUCK } } },
+	/* reaped by someone else (nvme_timeout, a poll) between the checks */
+	{ "head moved is not stuck", 0, 2, {
+		{ 5, 12, true, 40, 2, ANY_VERDICT },
+		{ 10, 13, true, 40, 1, NVME_CQ_BUSY } } },
+	/* a completion held back on purpose for 12 ms is not lost */
+	{ "moderation hold is allowed", MS(12), 4, {
+		{ 5, 3, true, 9, 1, NVME_CQ_BUSY },
+		{ 10, 3, true, 9, 1, NVME_CQ_BUSY },
+		{ 15, 3, true, 9, 1, NVME_CQ_BUSY },
+		{ 20, 3, true, 9, 1, NVME_CQ_STUCK } } },
+	{ "counter wrap counts as interrupt", 0, 3, {
+		{ 5, 1, true, U32_MAX, 1, ANY_VERDICT },
+		{ 10, 1, true, 0, 1, NVME_CQ_BUSY },
+		{ 15, 1, true, 0, 1, NVME_CQ_STUCK } } },
+};
+
+static void cq_sequence_desc(const struct cq_sequence *seq, char *desc)
+{
+	strscpy(desc, seq->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(cq_sequence, cq_sequences, cq_sequence_desc);
+
+static void sequence_verdicts(struct kunit *test)
+{
+	const struct cq_sequence *seq = test->param_value;
+	struct nvme_cq_watch w = { };
+	int i, v;
+
+	for (i = 0; i < seq->n; i++) {
+		const struct cq_step *st = &seq->steps[i];
+
+		v = check(&w, MS(st->ms), st->head, st->pending, st->irqs,
+			  st->outstanding, seq->hold_ns);
+		if (st->verdict != ANY_VERDICT)
+			KUNIT_EXPECT_EQ_MSG(test, v, st->verdict, "check %d", i);
+	}
 }
 
 static void serviced_completions_never_stuck(struct kunit *test)
@@ -74,16 +141,6 @@ static void lost_interrupt_is_stuck_at_second_check(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w.since_ns, MS(5));
 }
 
-static void interrupt_in_between_is_not_stuck(struct kunit *test)
-{
-	struct nvme_cq_watch w = { };
-
-	/* an interrupt came (a threaded handler not run yet): wait one more */
-	KUNIT_EXPECT_EQ(test, check(&w, MS(5), 12, true, 40, 1, 0), NVME_CQ_BUSY);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 12, true, 41, 1, 0), NVME_CQ_BUSY);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(15), 12, true, 41, 1, 0), NVME_CQ_STUCK);
-}
-
 static void recovery_resets_the_watch(struct kunit *test)
 {
 	struct nvme_cq_watch w = { };
@@ -96,36 +153,6 @@ static void recovery_resets_the_watch(struct kunit *test)
 	/* the next completion at the new head is judged afresh */
 	KUNIT_EXPECT_EQ(test, check(&w, MS(20), 13, true, 40, 1, 0), NVME_CQ_BUSY);
 	KUNIT_EXPECT_EQ(test, check(&w, MS(25), 13, true, 40, 1, 0), NVME_CQ_STUCK);
-}
-
-static void head_moved_is_not_stuck(struct kunit *test)
-{
-	struct nvme_cq_watch w = { };
-
-	/* reaped by someone else (nvme_timeout, a poll) between the checks */
-	check(&w, MS(5), 12, true, 40, 2, 0);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 13, true, 40, 1, 0), NVME_CQ_BUSY);
-}
-
-static void moderation_hold_is_allowed(struct kunit *test)
-{
-	struct nvme_cq_watch w = { };
-	u64 hold = MS(12);
-
-	/* a completion held back on purpose for 12 ms is not lost */
-	KUNIT_EXPECT_EQ(test, check(&w, MS(5), 3, true, 9, 1, hold), NVME_CQ_BUSY);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 3, true, 9, 1, hold), NVME_CQ_BUSY);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(15), 3, true, 9, 1, hold), NVME_CQ_BUSY);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(20), 3, true, 9, 1, hold), NVME_CQ_STUCK);
-}
-
-static void counter_wrap_counts_as_interrupt(struct kunit *test)
-{
-	struct nvme_cq_watch w = { };
-
-	check(&w, MS(5), 1, true, U32_MAX, 1, 0);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 1, true, 0, 1, 0), NVME_CQ_BUSY);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(15), 1, true, 0, 1, 0), NVME_CQ_STUCK);
 }
 
 static void clock_not_advancing_is_not_stuck(struct kunit *test)
@@ -176,14 +203,10 @@ static void late_check_does_not_judge(struct kunit *test)
 
 static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE(idle_queue_stops_checking),
-	KUNIT_CASE(outstanding_commands_keep_checking),
+	KUNIT_CASE_PARAM(sequence_verdicts, cq_sequence_gen_params),
 	KUNIT_CASE(serviced_completions_never_stuck),
 	KUNIT_CASE(lost_interrupt_is_stuck_at_second_check),
-	KUNIT_CASE(interrupt_in_between_is_not_stuck),
 	KUNIT_CASE(recovery_resets_the_watch),
-	KUNIT_CASE(head_moved_is_not_stuck),
-	KUNIT_CASE(moderation_hold_is_allowed),
-	KUNIT_CASE(counter_wrap_counts_as_interrupt),
 	KUNIT_CASE(clock_not_advancing_is_not_stuck),
 	KUNIT_CASE(late_check_does_not_judge),
 	{}

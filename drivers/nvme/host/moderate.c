@@ -26,7 +26,7 @@ MODULE_PARM_DESC(irq_moderation_us,
  * @dev: the controller, for the message
  * @irq: the vector, just requested
  * @qid: queue id; 0, the admin queue, is left alone
- * @warned: the controller's flag: genirq's refusal is logged once
+ * @warned: the controller's warn-once bitmap: genirq's refusal is logged once
  *
  * A vector genirq refuses (a threaded handler, a kernel built without
  * CONFIG_IRQ_MODERATION or booted with noirqmoderation) keeps signalling
@@ -34,7 +34,8 @@ MODULE_PARM_DESC(irq_moderation_us,
  *
  * Context: process.
  */
-void nvme_pci_moderate(struct device *dev, int irq, u16 qid, bool *warned)
+void nvme_pci_moderate(struct device *dev, int irq, u16 qid,
+		       unsigned long *warned)
 {
 	unsigned int us = READ_ONCE(nvme_irq_moderation_us);
 	int ret;
@@ -42,9 +43,7 @@ void nvme_pci_moderate(struct device *dev, int irq, u16 qid, bool *warned)
 	if (!qid || !us)
 		return;
 	ret = irq_set_moderation(irq, us);
-	if (ret && !*warned) {
-		*warned = true;
+	if (ret && nvme_pci_warn_once(warned, NVME_PCI_WARN_MODERATION))
 		dev_info(dev, "irq_moderation_us=%u not applied (irq %d: %pe): completions are signalled at once\n",
 			 us, irq, ERR_PTR(ret));
-	}
 }

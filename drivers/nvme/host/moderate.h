@@ -10,7 +10,8 @@
 #include <linux/time64.h>
 #include <linux/types.h>
 
-void nvme_pci_moderate(struct device *dev, int irq, u16 qid, bool *warned);
+void nvme_pci_moderate(struct device *dev, int irq, u16 qid,
+		       unsigned long *warned);
 
 /*
  * How long the vector's interrupts may be held back on purpose, for the

@@ -6,6 +6,7 @@
 #ifndef _NVME_PCI_DEBUGFS_H
 #define _NVME_PCI_DEBUGFS_H
 
+#include <linux/bitops.h>
 #include <linux/debugfs.h>
 #include <linux/moduleparam.h>
 
@@ -48,6 +49,35 @@ extern const struct kernel_param_ops nvme_pci_knob_param_ops;
 			(void *)&nvme_pci_knob_##_name, 0644)
 
 int nvme_pci_knob_set(const struct nvme_pci_knob *knob, const char *buf);
+/**
+ * enum nvme_pci_warn - the messages a controller logs once: bits of its
+ *	warned bitmap (struct nvme_dev)
+ * @NVME_PCI_WARN_LOST_IRQ: a completion interrupt went missing
+ * @NVME_PCI_WARN_MODERATION: genirq refused nvme.irq_moderation_us
+ * @NVME_PCI_WARN_COAL_GENIRQ: genirq refused a vector adaptive coalescing
+ *	wanted to moderate
+ */
+enum nvme_pci_warn {
+	NVME_PCI_WARN_LOST_IRQ,
+	NVME_PCI_WARN_MODERATION,
+	NVME_PCI_WARN_COAL_GENIRQ,
+};
+
+/**
+ * nvme_pci_warn_once() - is this the controller's first such message?
+ * @warned: the controller's warned bitmap
+ * @w: the message
+ *
+ * Context: any.
+ *
+ * Return: true the first time for @warned and @w, false after.
+ */
+static inline bool nvme_pci_warn_once(unsigned long *warned,
+				      enum nvme_pci_warn w)
+{
+	return !test_and_set_bit(w, warned);
+}
+
 void nvme_pci_debugfs_knob(struct dentry *parent, const struct nvme_pci_knob *knob);
 void nvme_pci_debugfs_init(void);
 void nvme_pci_debugfs_exit(void);
