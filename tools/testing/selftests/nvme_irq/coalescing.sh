@@ -345,18 +345,10 @@ fi
 # 29-30: vectors somebody else moderates are left alone until given back
 io_irqs=$(nvme_io_irqs)
 set_irqs() {
-	local i
-
-	for i in $io_irqs; do
-		echo "$1" > "/proc/irq/$i/moderation_us" || return 1
-	done
+	set_moderation "$1" $io_irqs
 }
 irqs_say() {
-	local i
-
-	for i in $io_irqs; do
-		[ "$(cat "/proc/irq/$i/moderation_us")" = "$1" ] || return 1
-	done
+	moderation_is "$1" $io_irqs
 }
 set_irqs 700
 all_queues external

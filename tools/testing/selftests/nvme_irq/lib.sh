@@ -256,6 +256,24 @@ dmesg_since() {
 		END { if (!f) for (i = 1; i <= NR; i++) print all[i] }'
 }
 
+# set_moderation VALUE IRQ...: write VALUE to every IRQ's moderation_us
+set_moderation() {
+	local v=$1 i
+	shift
+	for i; do
+		echo "$v" > "/proc/irq/$i/moderation_us" || return 1
+	done
+}
+
+# moderation_is VALUE IRQ...: every IRQ's moderation_us reads VALUE
+moderation_is() {
+	local v=$1 i
+	shift
+	for i; do
+		[ "$(cat "/proc/irq/$i/moderation_us")" = "$v" ] || return 1
+	done
+}
+
 # no_timeouts: no I/O timed out since mark_dmesg
 no_timeouts() {
 	! dmesg_since | grep -q timeout

@@ -73,24 +73,11 @@ total_recoveries() {
 # fio_verify NAME [extra fio options]: randrw with crc32c verify on every
 # namespace, one job per drive and CPU; true if fio reports no error
 fio_verify() {
-	local name=$1 out=$WORK/$1.json args=() i=0 dev
+	local name=$1
 	shift
-	for dev in $NVME_IRQ_TEST_DEVS; do
-		args+=(--name="d$i" --filename="$dev")
-		i=$((i + 1))
-	done
-	fio --output-format=json --output="$out" --rw=randrw --bs=4k \
-		--ioengine=libaio --direct=1 --iodepth=16 --size=16m \
-		--verify=crc32c --verify_fatal=1 --numjobs=1 "$@" \
-		"${args[@]}" > /dev/null 2> "$WORK/$name.err" || return 1
-	python3 - "$out" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-errs = sum(j['error'] for j in d['jobs'])
-ios = sum(j['read']['total_ios'] + j['write']['total_ios'] for j in d['jobs'])
-print(f"# fio: {ios} I/Os, {errs} errors")
-sys.exit(1 if errs or not ios else 0)
-EOF
+	fio_json "$name" --rw=randrw --bs=4k --ioengine=libaio --direct=1 \
+		--iodepth=16 --size=16m --verify=crc32c --verify_fatal=1 \
+		--numjobs=1 "$@" $(fio_all_drives)
 }
 
 # The warning is printed once per controller: one that already printed it

@@ -50,18 +50,10 @@ mkdir -p "$WORK"
 ktap_set_plan 20
 
 set_all() {
-	local i
-
-	for i in $irqs; do
-		echo "$1" > "/proc/irq/$i/moderation_us" || return 1
-	done
+	set_moderation "$1" $irqs
 }
 all_are() {
-	local i
-
-	for i in $irqs; do
-		[ "$(cat "/proc/irq/$i/moderation_us")" = "$1" ] || return 1
-	done
+	moderation_is "$1" $irqs
 }
 stat_sum() {
 	local i
