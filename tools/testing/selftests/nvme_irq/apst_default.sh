@@ -122,7 +122,7 @@ done
 # controller in its power state), then leave them all idle past the
 # longest chain of idle times
 for c in $ctrls; do
-	dd if="/dev/${c}n1" of=/dev/null bs=4k count=1 iflag=direct 2> /dev/null
+	dd if="$(ctrl_ns "$c")" of=/dev/null bs=4k count=1 iflag=direct 2> /dev/null
 done
 [ "$idle_ms" -gt 0 ] && sleep "$(((idle_ms + 700) / 1000)).$(((idle_ms + 700) % 1000 / 100))"
 

@@ -31,7 +31,8 @@ test_ns() {
 }
 
 # ns_ctrl NS: the controller of namespace NS (nvme0 for nvme0n1 or, behind
-# native multipath, for the path nvme2c0n1); nothing if NS is not there
+# native multipath, the first path's: nvme2 for nvme2c0n1); nothing if NS
+# is not there
 ns_ctrl() {
 	local p
 
@@ -44,6 +45,16 @@ ns_ctrl() {
 		p=$(basename "$p")
 		p=${p#nvme*c}
 		echo "nvme${p%n*}"
+		return
+	done
+}
+
+# ctrl_ns CTRL: the first named namespace on controller CTRL, as /dev/nvme0n1
+ctrl_ns() {
+	local dev
+
+	for dev in $NVME_IRQ_TEST_DEVS; do
+		[ "$(ns_ctrl "${dev#/dev/}")" = "$1" ] && { echo "$dev"; return; }
 	done
 }
 

@@ -161,8 +161,10 @@ inject 0 0
 
 # 19-20: poller off, every interrupt of queue 1 lost, short timeout: the read
 # stalls until io_timeout and is found by nvme_timeout(), as in the field
-dev=nvme0n1
+dev=$(ctrl_ns "$first")
+dev=${dev#/dev/}
 cpu=$(cut -d, -f1 "/sys/block/$dev/mq/0/cpu_list" | cut -d- -f1)
+old_timeout=$(cat "/sys/block/$dev/queue/io_timeout")
 echo 2000 > "/sys/block/$dev/queue/io_timeout"
 echo 0 > "$PARAM"
 mark_dmesg
@@ -173,7 +175,7 @@ rc=$?
 took=$((($(date +%s%N) - start) / 1000000))
 inject 0 0
 echo "$default_ms" > "$PARAM"
-echo 30000 > "/sys/block/$dev/queue/io_timeout"
+echo "$old_timeout" > "/sys/block/$dev/queue/io_timeout"
 ktap_print_msg "read on CPU $cpu (queue 1) with the poller off took $took ms"
 ktap_test_result "poller off: the read still completes" [ $rc -eq 0 ]
 ktap_test_result "poller off: nvme_timeout() logs 'completion polled'" \
@@ -212,7 +214,7 @@ pcidev=$(basename "$(readlink -f "/sys/class/nvme/$last/device")")
 nctrls=$(echo "$ctrls" | wc -w)
 mark_dmesg
 inject 0 30
-fio --name=gone --filename="/dev/${last}n1" --rw=randread --bs=4k \
+fio --name=gone --filename="$(ctrl_ns "$last")" --rw=randread --bs=4k \
 	--ioengine=libaio --direct=1 --iodepth=16 --runtime=10 --time_based \
 	> /dev/null 2>&1 &
 fio_pid=$!

@@ -50,7 +50,7 @@ vec=$(awk -v q="${CTRL}q1" '$NF == q { for (i = 1; i <= NF; i++)
 	if ($i ~ /^[0-9]+-edge$/) { sub("-edge", "", $i); print $i } }' /proc/interrupts)
 cpu=$(cut -d, -f1 "/sys/block/${NS#/dev/}/mq/0/cpu_list" | cut -d- -f1)
 poll_ms=$(cat "$PARAM")
-io_timeout=$(cat "/sys/block/${CTRL}n1/queue/io_timeout")
+io_timeout=$(cat "/sys/block/${NS#/dev/}/queue/io_timeout")
 ktap_print_msg "queue 1 of $CTRL: irq $irq, MSI-X vector $vec, CPU $cpu; poll interval $poll_ms ms"
 
 lose() {	# lose PPM: that fraction of queue 1's messages, 0 for none
@@ -64,7 +64,7 @@ lose() {	# lose PPM: that fraction of queue 1's messages, 0 for none
 cleanup() {
 	lose 0 > /dev/null 2>&1
 	echo "$poll_ms" > "$PARAM"
-	echo "$io_timeout" > "/sys/block/${CTRL}n1/queue/io_timeout"
+	echo "$io_timeout" > "/sys/block/${NS#/dev/}/queue/io_timeout"
 }
 at_exit cleanup
 
@@ -130,7 +130,7 @@ done
 # 16-17: poller off, every message of queue 1 lost, io_timeout 2 s: the read
 # stalls until nvme_timeout() finds the completion, as in the field
 echo 0 > "$PARAM"
-echo 2000 > "/sys/block/${CTRL}n1/queue/io_timeout"
+echo 2000 > "/sys/block/${NS#/dev/}/queue/io_timeout"
 mark_dmesg
 lose 1000000
 start=$(date +%s%N)

@@ -43,6 +43,17 @@ unnamed_ctrls() {
 		esac
 	done
 }
+# ns_ids: "serial nsid" of every named namespace, sorted: what the names
+# stand for
+ns_ids() {
+	local dev c
+
+	for dev in $NVME_IRQ_TEST_DEVS; do
+		c=$(ns_ctrl "${dev#/dev/}")
+		echo "$(tr -d ' ' < "/sys/class/nvme/$c/serial" 2> /dev/null)" \
+			"$(cat "/sys/block/${dev#/dev/}/nsid" 2> /dev/null)"
+	done | sort
+}
 # unloading nvme detaches every controller it drives, named or not
 if [ -n "$(unnamed_ctrls)" ]; then
 	ktap_skip_all "unloading nvme would detach $(echo $(unnamed_ctrls))," \
@@ -50,7 +61,6 @@ if [ -n "$(unnamed_ctrls)" ]; then
 	exit "$KSFT_SKIP"
 fi
 mkdir -p "$WORK"
-ktap_set_plan 6
 
 # wait_drives: every named namespace there and its controller live; prints
 # how many are
@@ -97,6 +107,15 @@ fi
 nvme_modprobe nvme irq_moderation_us=10000 lost_irq_poll_ms=5
 n=$(wait_drives)
 m=$(moderated_vectors)
+# loaded here: the names are checked now that they exist
+if [ -n "$(unnamed_ctrls)" ] || [ "$n" -ne "$(echo $NVME_IRQ_TEST_DEVS | wc -w)" ]; then
+	ktap_skip_all "after loading nvme: $(echo $(unnamed_ctrls)) not named, or" \
+		"not every name in NVME_IRQ_TEST_DEVS is there"
+	nvme_modprobe -r nvme
+	exit "$KSFT_SKIP"
+fi
+ids=$(ns_ids)
+ktap_set_plan 6
 ktap_print_msg "loaded with irq_moderation_us=10000: $n drive(s), $m moderated vector(s)"
 ktap_test_result "nvme loads with its I/O vectors moderated" \
 	[ "$n" -gt 0 -a "$m" -gt 0 ]
@@ -122,10 +141,17 @@ nvme_modprobe nvme
 n=$(wait_drives)
 ktap_print_msg "loaded again: $n drive(s), $(moderated_vectors) moderated vector(s)"
 ktap_test_result "loaded again: every controller back" [ "$n" -gt 0 ]
-fio_json verify --rw=randwrite --bs=4k --ioengine=libaio --direct=1 \
-	--iodepth=16 --size=8m --verify=crc32c --verify_fatal=1 \
-	$(fio_all_drives) > /dev/null
-ktap_test_result "loaded again: verified I/O" [ $? -eq 0 ]
+# the probes may finish in another order: write only if every name is
+# still the same drive's namespace
+if [ "$(ns_ids)" = "$ids" ]; then
+	fio_json verify --rw=randwrite --bs=4k --ioengine=libaio --direct=1 \
+		--iodepth=16 --size=8m --verify=crc32c --verify_fatal=1 \
+		$(fio_all_drives) > /dev/null
+	ktap_test_result "loaded again: verified I/O" [ $? -eq 0 ]
+else
+	ktap_print_msg "names now: $(echo $(ns_ids)); before: $(echo $ids)"
+	ktap_test_fail "loaded again: a name is another drive's now, not written"
+fi
 
 if [ -w "$KML" ]; then
 	# kmemleak reports objects unreferenced for 5 s, found by two scans

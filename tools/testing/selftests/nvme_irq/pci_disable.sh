@@ -81,17 +81,20 @@ verify_io() {
 		--verify=crc32c --verify_fatal=1 > "$WORK/$1.txt" 2>&1
 }
 
-old_timeout=$(cat "/sys/block/${ctrl}n1/queue/io_timeout")
-restore_timeout() {	# on whatever namespace of the function is there
+# the named namespace is nsid $nsid of the function's controller, whatever
+# name the controller has after a recovery
+nsid=${ns#/dev/nvme*n}
+old_timeout=$(cat "/sys/block/${ns#/dev/}/queue/io_timeout")
+restore_timeout() {	# on whatever name the namespace has now
 	local c
 
 	for c in /sys/bus/pci/devices/$pcidev/nvme/nvme*; do
-		[ -e "/sys/block/$(basename "$c")n1" ] &&
-			echo "$old_timeout" > "/sys/block/$(basename "$c")n1/queue/io_timeout"
+		[ -e "/sys/block/$(basename "$c")n$nsid" ] &&
+			echo "$old_timeout" > "/sys/block/$(basename "$c")n$nsid/queue/io_timeout"
 	done
 }
 at_exit restore_timeout
-echo 2000 > "/sys/block/${ctrl}n1/queue/io_timeout"
+echo 2000 > "/sys/block/${ns#/dev/}/queue/io_timeout"
 mark_dmesg
 fio --name=decode --filename="$ns" --rw=randread --bs=4k --ioengine=libaio \
 	--direct=1 --iodepth=32 --runtime=8 --time_based > /dev/null 2>&1 &
@@ -117,7 +120,7 @@ is_back() {	# for ktap_test_result, which runs its command unquoted
 	[ -n "$now" ]
 }
 ktap_test_result "the controller of $pcidev is back and live" is_back
-ns=/dev/${now:-$ctrl}n1
+ns=/dev/${now:-$ctrl}n$nsid
 ktap_test_result "its namespace $ns is back" wait_ns "$ns"
 ktap_test_result "verified I/O on $ns after the recovery" verify_io verify "$ns"
 others_live() {
@@ -137,7 +140,7 @@ ktap_test_result "no lockdep, workqueue or WARN report since decode went off" no
 # 6-9: blktests nvme/032's sequence, on the controller now bound
 ctrl=${now:-$ctrl}
 mark_dmesg
-[ -b "/dev/${ctrl}n1" ] && fio --name=remove --filename="/dev/${ctrl}n1" \
+[ -b "/dev/${ctrl}n$nsid" ] && fio --name=remove --filename="/dev/${ctrl}n$nsid" \
 	--rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=32 \
 	--runtime=30 --time_based > /dev/null 2>&1 &
 fio_pid=$!
@@ -157,7 +160,7 @@ ktap_test_result "$pcidev was rescanned, reset and removed" gone
 echo 1 > /sys/bus/pci/rescan
 now=$(wait_live)
 ktap_test_result "after a bus rescan the controller of $pcidev is back and live" is_back
-ns=/dev/${now:-$ctrl}n1
+ns=/dev/${now:-$ctrl}n$nsid
 wait_ns "$ns"
 ktap_test_result "verified I/O on $ns after the removal" verify_io verify2 "$ns"
 ktap_test_result "no lockdep, workqueue or WARN report since the removal" no_report
