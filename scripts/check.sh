@@ -40,7 +40,9 @@ nodevs+="; env -u NVME_IRQ_TEST_DEVS make -s -C $ksft TARGETS=nvme_irq run_tests
 nodevs+='; echo "sectors written: $(($(awk '"'"'$3 ~ /^nvme/ { s += $10 } END { print s + 0 }'"'"' /proc/diskstats) - w0))" >> $RESULTS/nodevs.txt'
 # and the knobs as they were before the suite and after it
 knobs="bash -c '. $ksft/nvme_irq/lib.sh; for f in \$(knob_files); do echo \"\$f=\$(cat \$f)\"; done'"
-boot default -- "$nodevs; $knobs > \$RESULTS/knobs.before; make -s -C $ksft TARGETS=nvme_irq run_tests 2>&1 | tee \$RESULTS/kselftest.txt; $knobs > \$RESULTS/knobs.after"
+# the whole suite takes about 15 min under TCG on a busy host: more than
+# scripts/vm's default hang timeout
+boot default --timeout 1800 -- "$nodevs; $knobs > \$RESULTS/knobs.before; make -s -C $ksft TARGETS=nvme_irq run_tests 2>&1 | tee \$RESULTS/kselftest.txt; $knobs > \$RESULTS/knobs.after"
 python3 "$TOP/scripts/ktap.py" kunit "$dir/default/console.log" >> "$results"
 python3 "$TOP/scripts/ktap.py" kselftest "$dir/default/kselftest.txt" >> "$results"
 f=$dir/default/nodevs.txt

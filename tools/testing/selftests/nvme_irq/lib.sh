@@ -233,8 +233,9 @@ fio_all_drives() {
 once_per_ctrl() {
 	local c n
 
+	# the whole log: some of these are logged once at probe, before any mark
 	for c in $(nvme_ctrls); do
-		n=$(dmesg_since | grep -c "$c: $1")
+		n=$(dmesg | grep -c "$c: $1")
 		ktap_print_msg "$c: $n message(s)"
 		[ "$n" -eq 1 ] || return 1
 	done
