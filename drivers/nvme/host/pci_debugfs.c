@@ -13,7 +13,7 @@
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
-#include "lost_irq.h"
+#include "pci_lost_irq.h"
 #include "pci_debugfs.h"
 
 static struct dentry *nvme_pci_debugfs_root;
@@ -109,7 +109,8 @@ static const struct file_operations knob_fops = {
  *
  * Context: process.
  */
-void nvme_pci_debugfs_knob(struct dentry *parent, const struct nvme_pci_knob *knob)
+void nvme_pci_debugfs_knob(struct dentry *parent,
+			   const struct nvme_pci_knob *knob)
 {
 	debugfs_create_file(knob->name, 0600, parent ?: nvme_pci_debugfs_root,
 			    (void *)knob, &knob_fops);

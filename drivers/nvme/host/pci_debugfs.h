@@ -78,7 +78,8 @@ static inline bool nvme_pci_warn_once(unsigned long *warned,
 	return !test_and_set_bit(w, warned);
 }
 
-void nvme_pci_debugfs_knob(struct dentry *parent, const struct nvme_pci_knob *knob);
+void nvme_pci_debugfs_knob(struct dentry *parent,
+			   const struct nvme_pci_knob *knob);
 void nvme_pci_debugfs_init(void);
 void nvme_pci_debugfs_exit(void);
 struct dentry *nvme_pci_debugfs_ctrl(const char *name);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tracepoints of nvme-pci's interrupt handling; lost_irq.c creates them.
+ * Tracepoints of nvme-pci's interrupt handling; pci_lost_irq.c creates them.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM nvme_pci
@@ -10,7 +10,7 @@
 
 #include <linux/tracepoint.h>
 
-#include "coalesce_policy.h"
+#include "pci_coalesce_policy.h"
 
 /*
  * A check found a completion posted with no interrupt serviced and the

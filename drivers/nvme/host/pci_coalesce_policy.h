@@ -4,8 +4,8 @@
  * per-queue samples: no locks, no clocks, no hardware.  See
  * Documentation/admin-guide/nvme/adaptive-coalescing.rst.
  */
-#ifndef _NVME_COALESCE_POLICY_H
-#define _NVME_COALESCE_POLICY_H
+#ifndef _NVME_PCI_COALESCE_POLICY_H
+#define _NVME_PCI_COALESCE_POLICY_H
 
 #include <linux/bits.h>
 #include <linux/types.h>
@@ -157,4 +157,4 @@ u32 nvme_coal_feat_coalesce(u32 delay_us, u32 batch);
 bool nvme_coal_feat_close(u32 cur, u32 want);
 u32 nvme_coal_feat_vector(u16 vector, bool exempt);
 
-#endif /* _NVME_COALESCE_POLICY_H */
+#endif /* _NVME_PCI_COALESCE_POLICY_H */

@@ -8,32 +8,40 @@
 #include <linux/string.h>
 #include <linux/time64.h>
 
-#include "lost_irq.h"
+#include "pci_lost_irq.h"
 
 #define MS(x)	((u64)(x) * NSEC_PER_MSEC)
 
-static struct nvme_cq_sample sample(u64 now_ns, u16 head, bool pending,
-				    u32 irqs, u32 outstanding)
+/* the verdicts, short enough for a table row */
+#define V_IDLE	NVME_LOST_IRQ_IDLE
+#define V_BUSY	NVME_LOST_IRQ_BUSY
+#define V_STUCK	NVME_LOST_IRQ_STUCK
+#define V_LATE	NVME_LOST_IRQ_LATE
+
+static struct nvme_lost_irq_sample sample(u64 now_ns, u16 head, bool pending,
+					  u32 irqs, u32 outstanding)
 {
-	return (struct nvme_cq_sample) {
+	return (struct nvme_lost_irq_sample) {
 		.now_ns = now_ns, .head = head, .pending = pending,
 		.irqs = irqs, .outstanding = outstanding,
 	};
 }
 
-static enum nvme_cq_verdict check(struct nvme_cq_watch *w, u64 now_ns, u16 head,
-				  bool pending, u32 irqs, u32 outstanding, u64 hold)
+static enum nvme_lost_irq_verdict check(struct nvme_lost_irq_watch *w,
+					u64 now_ns, u16 head, bool pending,
+					u32 irqs, u32 outstanding, u64 hold)
 {
-	struct nvme_cq_sample s = sample(now_ns, head, pending, irqs, outstanding);
+	struct nvme_lost_irq_sample s = sample(now_ns, head, pending, irqs,
+					       outstanding);
 
-	return nvme_cq_check(w, &s, hold);
+	return nvme_lost_irq_check(w, &s, hold);
 }
 
 static void idle_queue_stops_checking(struct kunit *test)
 {
-	struct nvme_cq_watch w = { .last_ns = MS(1) };
+	struct nvme_lost_irq_watch w = { .last_ns = MS(1) };
 
-	KUNIT_EXPECT_EQ(test, check(&w, MS(5), 0, false, 0, 0, 0), NVME_CQ_IDLE);
+	KUNIT_EXPECT_EQ(test, check(&w, MS(5), 0, false, 0, 0, 0), V_IDLE);
 	/* the timer stops: the check that starts it again is not late */
 	KUNIT_EXPECT_EQ(test, w.last_ns, 0);
 }
@@ -45,7 +53,7 @@ struct cq_step {
 	bool pending;
 	u32 irqs;
 	u32 outstanding;
-	int verdict;		/* enum nvme_cq_verdict, or ANY_VERDICT */
+	int verdict;		/* enum nvme_lost_irq_verdict, or ANY_VERDICT */
 };
 
 #define ANY_VERDICT	-1
@@ -60,35 +68,35 @@ struct cq_sequence {
 
 static const struct cq_sequence cq_sequences[] = {
 	{ "outstanding commands keep checking", 0, 10, {
-		{ 5, 7, false, 3, 4, NVME_CQ_BUSY },
-		{ 10, 7, false, 3, 4, NVME_CQ_BUSY },
-		{ 15, 7, false, 3, 4, NVME_CQ_BUSY },
-		{ 20, 7, false, 3, 4, NVME_CQ_BUSY },
-		{ 25, 7, false, 3, 4, NVME_CQ_BUSY },
-		{ 30, 7, false, 3, 4, NVME_CQ_BUSY },
-		{ 35, 7, false, 3, 4, NVME_CQ_BUSY },
-		{ 40, 7, false, 3, 4, NVME_CQ_BUSY },
-		{ 45, 7, false, 3, 4, NVME_CQ_BUSY },
-		{ 50, 7, false, 3, 4, NVME_CQ_BUSY } } },
+		{ 5, 7, false, 3, 4, V_BUSY },
+		{ 10, 7, false, 3, 4, V_BUSY },
+		{ 15, 7, false, 3, 4, V_BUSY },
+		{ 20, 7, false, 3, 4, V_BUSY },
+		{ 25, 7, false, 3, 4, V_BUSY },
+		{ 30, 7, false, 3, 4, V_BUSY },
+		{ 35, 7, false, 3, 4, V_BUSY },
+		{ 40, 7, false, 3, 4, V_BUSY },
+		{ 45, 7, false, 3, 4, V_BUSY },
+		{ 50, 7, false, 3, 4, V_BUSY } } },
 	/* an interrupt came (a threaded handler not run yet): wait one more */
 	{ "interrupt in between is not stuck", 0, 3, {
-		{ 5, 12, true, 40, 1, NVME_CQ_BUSY },
-		{ 10, 12, true, 41, 1, NVME_CQ_BUSY },
-		{ 15, 12, true, 41, 1, NVME_CQ_STUCK } } },
+		{ 5, 12, true, 40, 1, V_BUSY },
+		{ 10, 12, true, 41, 1, V_BUSY },
+		{ 15, 12, true, 41, 1, V_STUCK } } },
 	/* reaped by someone else (nvme_timeout, a poll) between the checks */
 	{ "head moved is not stuck", 0, 2, {
 		{ 5, 12, true, 40, 2, ANY_VERDICT },
-		{ 10, 13, true, 40, 1, NVME_CQ_BUSY } } },
+		{ 10, 13, true, 40, 1, V_BUSY } } },
 	/* a completion held back on purpose for 12 ms is not lost */
 	{ "moderation hold is allowed", MS(12), 4, {
-		{ 5, 3, true, 9, 1, NVME_CQ_BUSY },
-		{ 10, 3, true, 9, 1, NVME_CQ_BUSY },
-		{ 15, 3, true, 9, 1, NVME_CQ_BUSY },
-		{ 20, 3, true, 9, 1, NVME_CQ_STUCK } } },
+		{ 5, 3, true, 9, 1, V_BUSY },
+		{ 10, 3, true, 9, 1, V_BUSY },
+		{ 15, 3, true, 9, 1, V_BUSY },
+		{ 20, 3, true, 9, 1, V_STUCK } } },
 	{ "counter wrap counts as interrupt", 0, 3, {
 		{ 5, 1, true, U32_MAX, 1, ANY_VERDICT },
-		{ 10, 1, true, 0, 1, NVME_CQ_BUSY },
-		{ 15, 1, true, 0, 1, NVME_CQ_STUCK } } },
+		{ 10, 1, true, 0, 1, V_BUSY },
+		{ 15, 1, true, 0, 1, V_STUCK } } },
 };
 
 static void cq_sequence_desc(const struct cq_sequence *seq, char *desc)
@@ -101,7 +109,7 @@ KUNIT_ARRAY_PARAM(cq_sequence, cq_sequences, cq_sequence_desc);
 static void sequence_verdicts(struct kunit *test)
 {
 	const struct cq_sequence *seq = test->param_value;
-	struct nvme_cq_watch w = { };
+	struct nvme_lost_irq_watch w = { };
 	int i, v;
 
 	for (i = 0; i < seq->n; i++) {
@@ -116,7 +124,7 @@ static void sequence_verdicts(struct kunit *test)
 
 static void serviced_completions_never_stuck(struct kunit *test)
 {
-	struct nvme_cq_watch w = { };
+	struct nvme_lost_irq_watch w = { };
 	u16 head = 12;
 	u32 irqs = 0;
 	int i;
@@ -128,44 +136,44 @@ static void serviced_completions_never_stuck(struct kunit *test)
 	for (i = 1; i <= 100; i++) {
 		irqs++;
 		KUNIT_EXPECT_NE(test, check(&w, MS(5 * i), head, true, irqs, 8, 0),
-				NVME_CQ_STUCK);
+				V_STUCK);
 	}
 }
 
 static void lost_interrupt_is_stuck_at_second_check(struct kunit *test)
 {
-	struct nvme_cq_watch w = { };
+	struct nvme_lost_irq_watch w = { };
 
-	KUNIT_EXPECT_EQ(test, check(&w, MS(5), 12, true, 40, 1, 0), NVME_CQ_BUSY);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 12, true, 40, 1, 0), NVME_CQ_STUCK);
+	KUNIT_EXPECT_EQ(test, check(&w, MS(5), 12, true, 40, 1, 0), V_BUSY);
+	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 12, true, 40, 1, 0), V_STUCK);
 	KUNIT_EXPECT_EQ(test, w.since_ns, MS(5));
 }
 
 static void recovery_resets_the_watch(struct kunit *test)
 {
-	struct nvme_cq_watch w = { };
+	struct nvme_lost_irq_watch w = { };
 
 	check(&w, MS(5), 12, true, 40, 1, 0);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 12, true, 40, 1, 0), NVME_CQ_STUCK);
+	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 12, true, 40, 1, 0), V_STUCK);
 	/* reaped: nothing posted now */
-	KUNIT_EXPECT_EQ(test, check(&w, MS(15), 13, false, 40, 0, 0), NVME_CQ_IDLE);
+	KUNIT_EXPECT_EQ(test, check(&w, MS(15), 13, false, 40, 0, 0), V_IDLE);
 	KUNIT_EXPECT_EQ(test, w.since_ns, 0ULL);
 	/* the next completion at the new head is judged afresh */
-	KUNIT_EXPECT_EQ(test, check(&w, MS(20), 13, true, 40, 1, 0), NVME_CQ_BUSY);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(25), 13, true, 40, 1, 0), NVME_CQ_STUCK);
+	KUNIT_EXPECT_EQ(test, check(&w, MS(20), 13, true, 40, 1, 0), V_BUSY);
+	KUNIT_EXPECT_EQ(test, check(&w, MS(25), 13, true, 40, 1, 0), V_STUCK);
 }
 
 static void clock_not_advancing_is_not_stuck(struct kunit *test)
 {
-	struct nvme_cq_watch w = { };
+	struct nvme_lost_irq_watch w = { };
 
 	/* absurd samples: time zero, then time standing still or going back */
-	KUNIT_EXPECT_EQ(test, check(&w, 0, 4, true, 2, 1, 0), NVME_CQ_BUSY);
-	KUNIT_EXPECT_EQ(test, check(&w, 0, 4, true, 2, 1, 0), NVME_CQ_BUSY);
-	w = (struct nvme_cq_watch) { };
+	KUNIT_EXPECT_EQ(test, check(&w, 0, 4, true, 2, 1, 0), V_BUSY);
+	KUNIT_EXPECT_EQ(test, check(&w, 0, 4, true, 2, 1, 0), V_BUSY);
+	w = (struct nvme_lost_irq_watch) { };
 	check(&w, MS(10), 4, true, 2, 1, 0);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 4, true, 2, 1, 0), NVME_CQ_BUSY);
-	KUNIT_EXPECT_EQ(test, check(&w, MS(3), 4, true, 2, 1, 0), NVME_CQ_BUSY);
+	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 4, true, 2, 1, 0), V_BUSY);
+	KUNIT_EXPECT_EQ(test, check(&w, MS(3), 4, true, 2, 1, 0), V_BUSY);
 }
 
 /*
@@ -175,30 +183,30 @@ static void clock_not_advancing_is_not_stuck(struct kunit *test)
  */
 static void late_check_does_not_judge(struct kunit *test)
 {
-	struct nvme_cq_watch w = { };
-	struct nvme_cq_sample s = sample(MS(5), 6, true, 3, 1);
+	struct nvme_lost_irq_watch w = { };
+	struct nvme_lost_irq_sample s = sample(MS(5), 6, true, 3, 1);
 
 	s.period_ns = MS(5);
-	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_BUSY);
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_check(&w, &s, 0), V_BUSY);
 	s.now_ns = MS(36);		/* 31 ms later: six periods */
-	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_LATE);
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_check(&w, &s, 0), V_LATE);
 	KUNIT_EXPECT_EQ(test, w.since_ns, MS(36));
 	s.now_ns = MS(41);		/* on time, still no interrupt */
-	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_STUCK);
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_check(&w, &s, 0), V_STUCK);
 	/*
 	 * Up to two and a half periods between checks is on time: a period
 	 * and its slack, and one more.
 	 */
-	w = (struct nvme_cq_watch) { };
+	w = (struct nvme_lost_irq_watch) { };
 	s.now_ns = MS(100);
-	nvme_cq_check(&w, &s, 0);
+	nvme_lost_irq_check(&w, &s, 0);
 	s.now_ns = MS(100) + MS(25) / 2;
-	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_STUCK);
-	w = (struct nvme_cq_watch) { };
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_check(&w, &s, 0), V_STUCK);
+	w = (struct nvme_lost_irq_watch) { };
 	s.now_ns = MS(100);
-	nvme_cq_check(&w, &s, 0);
+	nvme_lost_irq_check(&w, &s, 0);
 	s.now_ns = MS(100) + MS(25) / 2 + 1;
-	KUNIT_EXPECT_EQ(test, nvme_cq_check(&w, &s, 0), NVME_CQ_LATE);
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_check(&w, &s, 0), V_LATE);
 }
 
 static struct kunit_case nvme_lost_irq_cases[] = {

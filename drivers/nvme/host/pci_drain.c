@@ -16,7 +16,7 @@
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
 
-#include "drain.h"
+#include "pci_drain.h"
 #include "pci_debugfs.h"
 
 #include "pci_trace.h"
@@ -30,15 +30,30 @@ NVME_PCI_KNOB(irq_budget, nvme_irq_budget, 0, NVME_IRQ_BUDGET_MAX, NULL);
 MODULE_PARM_DESC(irq_budget,
 		 "completions the interrupt handler reaps before it hands the queue to irq_poll (0-65536, 0 = no bound, default 256)");
 
+/* The queues that were ever started, by qid; NULL after the last one. */
+static struct nvme_drain *drain_next(struct nvme_dev *ndev, unsigned int *qid)
+{
+	struct nvme_queue *nvmeq;
+
+	while ((nvmeq = nvme_pci_queue(ndev, (*qid)++))) {
+		struct nvme_drain *d = nvme_pci_drain(nvmeq);
+
+		if (READ_ONCE(d->nvmeq))
+			return d;
+	}
+	return NULL;
+}
+
+/* Context: process; the queues outlive the file (removed before them). */
 static int drain_show(struct seq_file *m, void *unused)
 {
-	struct nvme_drain_ctrl *dc = m->private;
+	struct nvme_dev *ndev = m->private;
 	u64 sum[6] = { };
 	u32 max_batch = 0;
 	struct nvme_drain *d;
+	unsigned int i = 0;
 
-	mutex_lock(&dc->lock);
-	list_for_each_entry(d, &dc->queues, node) {
+	while ((d = drain_next(ndev, &i))) {
 		sum[0] += READ_ONCE(d->irq_runs);
 		sum[1] += READ_ONCE(d->irq_completions);
 		sum[2] += READ_ONCE(d->fallbacks);
@@ -52,66 +67,56 @@ static int drain_show(struct seq_file *m, void *unused)
 	seq_printf(m, "fallbacks: %llu\npoll_runs: %llu\n", sum[2], sum[3]);
 	seq_printf(m, "poll_completions: %llu\nmax_batch: %u\n", sum[4], max_batch);
 	seq_printf(m, "shutdown_skips: %llu\n", sum[5]);
-	list_for_each_entry(d, &dc->queues, node) {
-		seq_printf(m, "q%u.irq_runs: %llu\n", d->qid, READ_ONCE(d->irq_runs));
-		seq_printf(m, "q%u.irq_completions: %llu\n", d->qid,
+	i = 0;
+	while ((d = drain_next(ndev, &i))) {
+		u16 qid = nvme_pci_qid(d->nvmeq);
+
+		seq_printf(m, "q%u.irq_runs: %llu\n", qid, READ_ONCE(d->irq_runs));
+		seq_printf(m, "q%u.irq_completions: %llu\n", qid,
 			   READ_ONCE(d->irq_completions));
-		seq_printf(m, "q%u.fallbacks: %llu\n", d->qid, READ_ONCE(d->fallbacks));
-		seq_printf(m, "q%u.poll_runs: %llu\n", d->qid, READ_ONCE(d->poll_runs));
-		seq_printf(m, "q%u.poll_completions: %llu\n", d->qid,
+		seq_printf(m, "q%u.fallbacks: %llu\n", qid, READ_ONCE(d->fallbacks));
+		seq_printf(m, "q%u.poll_runs: %llu\n", qid, READ_ONCE(d->poll_runs));
+		seq_printf(m, "q%u.poll_completions: %llu\n", qid,
 			   READ_ONCE(d->poll_completions));
-		seq_printf(m, "q%u.max_batch: %u\n", d->qid, READ_ONCE(d->max_batch));
-		seq_printf(m, "q%u.shutdown_skips: %llu\n", d->qid,
+		seq_printf(m, "q%u.max_batch: %u\n", qid, READ_ONCE(d->max_batch));
+		seq_printf(m, "q%u.shutdown_skips: %llu\n", qid,
 			   READ_ONCE(d->shutdown_skips));
 	}
-	mutex_unlock(&dc->lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(drain);
 
 /**
- * nvme_drain_ctrl_init() - set up a controller's drain state
- * @dc: the state
- * @parent: the controller's debugfs directory
+ * nvme_drain_debugfs() - add a controller's drain statistics to debugfs
+ * @ndev: the controller
+ * @parent: its debugfs directory (may be an error pointer)
  *
  * Context: process.
  */
-void nvme_drain_ctrl_init(struct nvme_drain_ctrl *dc, struct dentry *parent)
+void nvme_drain_debugfs(struct nvme_dev *ndev, struct dentry *parent)
 {
-	mutex_init(&dc->lock);
-	INIT_LIST_HEAD(&dc->queues);
 	/* removed with the controller's directory */
-	debugfs_create_file("drain", 0400, parent, dc, &drain_fops);
+	debugfs_create_file("drain", 0400, parent, ndev, &drain_fops);
 }
 
 /**
  * nvme_drain_start() - the queue's vector is about to be requested
  * @d: the queue's drain
- * @dc: the controller's drain state
- * @irq: the vector
- * @qid: queue id
+ * @nvmeq: the queue
  * @poll: the queue's irq_poll callback
  *
  * Context: process; before the vector is requested, so that its first
  * interrupt finds the drain ready.
  */
-void nvme_drain_start(struct nvme_drain *d, struct nvme_drain_ctrl *dc,
-		      int irq, u16 qid, irq_poll_fn *poll)
+void nvme_drain_start(struct nvme_drain *d, struct nvme_queue *nvmeq,
+		      irq_poll_fn *poll)
 {
-	bool first = !d->ctrl;
-
-	d->ctrl = dc;
-	d->irq = irq;
-	d->qid = qid;
 	d->deferred = false;
 	/* the weight is set at each hand-over, from the budget of the time */
 	irq_poll_init(&d->iop, NVME_IRQ_BUDGET_MAX, poll);
 	d->started = true;
-	if (first) {
-		mutex_lock(&dc->lock);
-		list_add_tail(&d->node, &dc->queues);
-		mutex_unlock(&dc->lock);
-	}
+	/* from now on the statistics show the queue */
+	WRITE_ONCE(d->nvmeq, nvmeq);
 }
 
 /**
@@ -141,12 +146,14 @@ void nvme_drain_stop(struct nvme_drain *d)
  */
 void nvme_drain_defer(struct nvme_drain *d, int reaped)
 {
-	disable_irq_nosync(d->irq);
+	int irq = nvme_pci_irq(d->nvmeq);
+
+	disable_irq_nosync(irq);
 	WRITE_ONCE(d->deferred, true);
 	WRITE_ONCE(d->fallbacks, d->fallbacks + 1);
 	/* not scheduled, so ours to change: the budget may have been */
 	d->iop.weight = nvme_drain_budget();
-	trace_nvme_irq_poll_fallback(d->irq, d->qid, reaped);
+	trace_nvme_irq_poll_fallback(irq, nvme_pci_qid(d->nvmeq), reaped);
 	irq_poll_sched(&d->iop);
 }
 
@@ -164,13 +171,13 @@ void nvme_drain_defer(struct nvme_drain *d, int reaped)
  * for managed interrupts across CPU hotplug") keeps the depth instead, and
  * there a plain enable_irq() is right.
  */
-static void nvme_drain_enable(struct nvme_drain *d)
+static void nvme_drain_enable(struct nvme_drain *d, int irq)
 {
-	struct irq_data *data = irq_get_irq_data(d->irq);
+	struct irq_data *data = irq_get_irq_data(irq);
 
 	preempt_disable();
 	if (irqd_irq_disabled(data) && !irqd_is_managed_and_shutdown(data))
-		enable_irq(d->irq);
+		enable_irq(irq);
 	else
 		WRITE_ONCE(d->shutdown_skips, d->shutdown_skips + 1);
 	preempt_enable();
@@ -190,13 +197,16 @@ static void nvme_drain_enable(struct nvme_drain *d)
  */
 int nvme_drain_polled(struct nvme_drain *d, int reaped, int weight, bool more)
 {
+	int irq;
+
 	WRITE_ONCE(d->poll_runs, d->poll_runs + 1);
 	WRITE_ONCE(d->poll_completions, d->poll_completions + reaped);
 	if (reaped >= weight || more)
 		return weight;
 	irq_poll_complete(&d->iop);
 	WRITE_ONCE(d->deferred, false);
-	trace_nvme_irq_poll_done(d->irq, d->qid, reaped);
-	nvme_drain_enable(d);
+	irq = nvme_pci_irq(d->nvmeq);
+	trace_nvme_irq_poll_done(irq, nvme_pci_qid(d->nvmeq), reaped);
+	nvme_drain_enable(d, irq);
 	return reaped;
 }

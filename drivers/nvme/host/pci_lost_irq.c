@@ -22,7 +22,7 @@
 #include <linux/seq_file.h>
 #include <kunit/visibility.h>
 
-#include "lost_irq.h"
+#include "pci_lost_irq.h"
 #include "pci_debugfs.h"
 
 #define CREATE_TRACE_POINTS
@@ -63,8 +63,8 @@ MODULE_PARM_DESC(lost_irq_poll_ms,
  * More than a period later than the latest a check on time comes (a period
  * and its slack) after the previous one: the CPU or the host stalled.
  */
-static bool nvme_cq_late(const struct nvme_cq_watch *w,
-			 const struct nvme_cq_sample *s)
+static bool nvme_lost_irq_ran_late(const struct nvme_lost_irq_watch *w,
+				   const struct nvme_lost_irq_sample *s)
 {
 	return s->period_ns && w->last_ns && s->now_ns > w->last_ns &&
 	       s->now_ns - w->last_ns >
@@ -72,7 +72,7 @@ static bool nvme_cq_late(const struct nvme_cq_watch *w,
 }
 
 /**
- * nvme_cq_check() - decide from one sample whether a CQ is stuck
+ * nvme_lost_irq_check() - decide from one sample whether a CQ is stuck
  * @w: what the previous checks of the queue remember; updated
  * @s: this check's sample
  * @hold_ns: how long a completion may wait on purpose (interrupt moderation
@@ -88,35 +88,36 @@ static bool nvme_cq_late(const struct nvme_cq_watch *w,
  *
  * Return: what to do with the queue.
  */
-enum nvme_cq_verdict nvme_cq_check(struct nvme_cq_watch *w,
-				   const struct nvme_cq_sample *s, u64 hold_ns)
+enum nvme_lost_irq_verdict
+nvme_lost_irq_check(struct nvme_lost_irq_watch *w,
+		    const struct nvme_lost_irq_sample *s, u64 hold_ns)
 {
-	bool late = nvme_cq_late(w, s);
+	bool late = nvme_lost_irq_ran_late(w, s);
 
 	w->last_ns = s->now_ns;
 	if (!s->pending) {
 		w->since_ns = 0;
 		if (s->outstanding)
-			return NVME_CQ_BUSY;
+			return NVME_LOST_IRQ_BUSY;
 		/* the timer stops: its next first check is not a late one */
 		w->last_ns = 0;
-		return NVME_CQ_IDLE;
+		return NVME_LOST_IRQ_IDLE;
 	}
 	if (w->since_ns && s->head == w->head && s->irqs == w->irqs) {
 		if (s->now_ns <= w->since_ns || s->now_ns - w->since_ns < hold_ns)
-			return NVME_CQ_BUSY;
+			return NVME_LOST_IRQ_BUSY;
 		if (!late)
-			return NVME_CQ_STUCK;
+			return NVME_LOST_IRQ_STUCK;
 		w->since_ns = s->now_ns;
-		return NVME_CQ_LATE;
+		return NVME_LOST_IRQ_LATE;
 	}
 	/* first sight of this completion, or the queue moved since */
 	w->since_ns = s->now_ns ?: 1;
 	w->head = s->head;
 	w->irqs = s->irqs;
-	return NVME_CQ_BUSY;
+	return NVME_LOST_IRQ_BUSY;
 }
-EXPORT_SYMBOL_IF_KUNIT(nvme_cq_check);
+EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_check);
 
 static u64 lost_irq_period_ns(void)
 {
@@ -132,7 +133,7 @@ void nvme_lost_irq_start_timer(struct nvme_lost_irq *li)
 {
 	u64 period_ns = lost_irq_period_ns();
 
-	lockdep_assert_held(li->sq_lock);
+	lockdep_assert_held(nvme_pci_sq_lock(li->nvmeq));
 	hrtimer_start_range_ns(&li->timer, ns_to_ktime(period_ns),
 			       LOST_IRQ_SLACK(period_ns), HRTIMER_MODE_REL_HARD);
 }
@@ -141,35 +142,36 @@ void nvme_lost_irq_start_timer(struct nvme_lost_irq *li)
 static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 {
 	struct nvme_lost_irq *li = container_of(timer, struct nvme_lost_irq, timer);
-	struct nvme_cq_sample s = { };
+	struct nvme_lost_irq_sample s = { };
 	u64 prev_ns = li->watch.last_ns;
 
 	if (!READ_ONCE(li->active) || !READ_ONCE(nvme_lost_irq_poll_ms))
 		return HRTIMER_NORESTART;
 
-	li->ops->sample(li, &s);
+	nvme_pci_cq_sample(li->nvmeq, &s);
 	s.now_ns = ktime_get_ns();
 	s.period_ns = lost_irq_period_ns();
 	s.irqs = READ_ONCE(li->irqs);
 	s.outstanding -= min(s.outstanding,
 			     READ_ONCE(li->aer_sent) - READ_ONCE(li->aer_done));
 	WRITE_ONCE(li->checks, li->checks + 1);
-	if (nvme_cq_late(&li->watch, &s))
+	if (nvme_lost_irq_ran_late(&li->watch, &s))
 		WRITE_ONCE(li->delayed, li->delayed + 1);
 
-	switch (nvme_cq_check(&li->watch, &s, s.hold_ns)) {
-	case NVME_CQ_IDLE:
+	switch (nvme_lost_irq_check(&li->watch, &s, s.hold_ns)) {
+	case NVME_LOST_IRQ_IDLE:
 		return HRTIMER_NORESTART;
-	case NVME_CQ_STUCK:
+	case NVME_LOST_IRQ_STUCK:
 		li->stall_ns = s.now_ns - li->watch.since_ns;
 		queue_work(system_highpri_wq, &li->work);
 		break;
-	case NVME_CQ_LATE:
+	case NVME_LOST_IRQ_LATE:
 		WRITE_ONCE(li->late, li->late + 1);
-		trace_nvme_lost_irq_late(dev_name(li->ctrl->dev), li->qid,
+		trace_nvme_lost_irq_late(dev_name(li->ctrl->dev),
+					 nvme_pci_qid(li->nvmeq),
 					 div_u64(s.now_ns - prev_ns, NSEC_PER_USEC));
 		break;
-	case NVME_CQ_BUSY:
+	case NVME_LOST_IRQ_BUSY:
 		break;
 	}
 	/*
@@ -187,7 +189,7 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 static void lost_irq_report(struct nvme_lost_irq *li)
 {
 	struct nvme_lost_irq_ctrl *lc = li->ctrl;
-	int irq = li->ops->irq(li);
+	int irq = nvme_pci_irq(li->nvmeq);
 	struct irq_data *d = irq_get_irq_data(irq);
 	const char *chip = d && d->chip ? d->chip->name : "?";
 	const char *domain = d && d->domain && d->domain->name ? d->domain->name : "?";
@@ -195,12 +197,12 @@ static void lost_irq_report(struct nvme_lost_irq *li)
 	if (nvme_pci_warn_once(lc->warned, NVME_PCI_WARN_LOST_IRQ))
 		dev_warn(lc->dev,
 			 "completion interrupt lost on queue %u, irq %d (chip %s, domain %s): completions are being recovered by polling every %u ms (nvme.lost_irq_poll_ms)\n",
-			 li->qid, irq, chip, domain,
+			 nvme_pci_qid(li->nvmeq), irq, chip, domain,
 			 READ_ONCE(nvme_lost_irq_poll_ms));
 	else if (__ratelimit(&lc->rs))
 		dev_info(lc->dev,
 			 "lost completion interrupts: %llu recoveries on queue %u so far (irq %d)\n",
-			 li->recoveries, li->qid, irq);
+			 li->recoveries, nvme_pci_qid(li->nvmeq), irq);
 }
 
 /* Context: process (system_highpri_wq), never concurrently for one queue. */
@@ -212,7 +214,7 @@ static void lost_irq_work_fn(struct work_struct *work)
 
 	if (!READ_ONCE(li->active))
 		return;
-	reaped = li->ops->reap(li);
+	reaped = nvme_poll_irqdisable(li->nvmeq);
 	if (reaped <= 0)
 		return;		/* the handler got there first */
 
@@ -220,7 +222,8 @@ static void lost_irq_work_fn(struct work_struct *work)
 	WRITE_ONCE(li->reaped, li->reaped + reaped);
 	if (stall_ns > li->max_stall_ns)
 		WRITE_ONCE(li->max_stall_ns, stall_ns);
-	trace_nvme_lost_irq_recovered(dev_name(li->ctrl->dev), li->qid, reaped,
+	trace_nvme_lost_irq_recovered(dev_name(li->ctrl->dev),
+				      nvme_pci_qid(li->nvmeq), reaped,
 				      div_u64(stall_ns, NSEC_PER_USEC));
 	lost_irq_report(li);
 }
@@ -229,26 +232,20 @@ static void lost_irq_work_fn(struct work_struct *work)
  * nvme_lost_irq_start() - start watching an interrupt-driven queue
  * @li: the queue's poller state
  * @lc: its controller's state
- * @ops: access to the queue
- * @sq_lock: the queue's submission lock
- * @qid: queue id
+ * @nvmeq: the queue
  *
- * Call before the queue's interrupt is requested.  The timer is armed by the
- * first submission.  Context: process.
+ * Call before the queue's interrupt is requested, once its number is known.
+ * The timer is armed by the first submission.  Context: process.
  */
-void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc,
-			 const struct nvme_lost_irq_ops *ops, spinlock_t *sq_lock,
-			 u16 qid)
+void nvme_lost_irq_start(struct nvme_lost_irq *li,
+			 struct nvme_lost_irq_ctrl *lc, struct nvme_queue *nvmeq)
 {
-	bool first = !li->ctrl;
+	spinlock_t *sq_lock = nvme_pci_sq_lock(nvmeq);
 	struct irq_data *d;
 
 	li->ctrl = lc;
-	li->ops = ops;
-	li->sq_lock = sq_lock;
-	li->qid = qid;
 	/* the injector must know it in hardirq, where the lookup may sleep */
-	d = irq_get_irq_data(ops->irq(li));
+	d = irq_get_irq_data(nvme_pci_irq(nvmeq));
 	li->level = d && irqd_is_level_type(d);
 	li->aer_sent = 0;
 	li->aer_done = 0;
@@ -256,11 +253,8 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc
 	hrtimer_init(&li->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	li->timer.function = lost_irq_timer_fn;
 	INIT_WORK(&li->work, lost_irq_work_fn);
-	if (first) {
-		mutex_lock(&lc->lock);
-		list_add_tail(&li->node, &lc->queues);
-		mutex_unlock(&lc->lock);
-	}
+	/* from now on the statistics show the queue */
+	WRITE_ONCE(li->nvmeq, nvmeq);
 
 	spin_lock(sq_lock);
 	li->active = true;
@@ -277,24 +271,43 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc
  */
 void nvme_lost_irq_stop(struct nvme_lost_irq *li)
 {
-	if (!li->ctrl)
+	spinlock_t *sq_lock;
+
+	if (!li->nvmeq)
 		return;
-	spin_lock(li->sq_lock);
+	sq_lock = nvme_pci_sq_lock(li->nvmeq);
+	spin_lock(sq_lock);
 	li->active = false;
-	spin_unlock(li->sq_lock);
+	spin_unlock(sq_lock);
 	hrtimer_cancel(&li->timer);
 	cancel_work_sync(&li->work);
 }
 
+/* The queues that were ever started, by qid; NULL after the last one. */
+static struct nvme_lost_irq *lost_irq_next(struct nvme_lost_irq_ctrl *lc,
+					   unsigned int *qid)
+{
+	struct nvme_queue *nvmeq;
+
+	while ((nvmeq = nvme_pci_queue(lc->ndev, (*qid)++))) {
+		struct nvme_lost_irq *li = nvme_pci_lost_irq(nvmeq);
+
+		if (READ_ONCE(li->nvmeq))
+			return li;
+	}
+	return NULL;
+}
+
+/* Context: process; the queues outlive the file (removed before them). */
 static int lost_irq_show(struct seq_file *m, void *unused)
 {
 	struct nvme_lost_irq_ctrl *lc = m->private;
 	u64 checks = 0, delayed = 0, late = 0, recoveries = 0, reaped = 0;
 	u64 max_stall = 0;
 	struct nvme_lost_irq *li;
+	unsigned int i = 0;
 
-	mutex_lock(&lc->lock);
-	list_for_each_entry(li, &lc->queues, node) {
+	while ((li = lost_irq_next(lc, &i))) {
 		checks += READ_ONCE(li->checks);
 		delayed += READ_ONCE(li->delayed);
 		late += READ_ONCE(li->late);
@@ -311,18 +324,20 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	seq_printf(m, "max_stall_us: %llu\n", div_u64(max_stall, NSEC_PER_USEC));
 	seq_printf(m, "warned: %d\n",
 		   test_bit(NVME_PCI_WARN_LOST_IRQ, lc->warned));
-	list_for_each_entry(li, &lc->queues, node) {
-		seq_printf(m, "q%u.checks: %llu\n", li->qid, READ_ONCE(li->checks));
-		seq_printf(m, "q%u.delayed_checks: %llu\n", li->qid,
+	i = 0;
+	while ((li = lost_irq_next(lc, &i))) {
+		u16 qid = nvme_pci_qid(li->nvmeq);
+
+		seq_printf(m, "q%u.checks: %llu\n", qid, READ_ONCE(li->checks));
+		seq_printf(m, "q%u.delayed_checks: %llu\n", qid,
 			   READ_ONCE(li->delayed));
-		seq_printf(m, "q%u.late_checks: %llu\n", li->qid, READ_ONCE(li->late));
-		seq_printf(m, "q%u.recoveries: %llu\n", li->qid, READ_ONCE(li->recoveries));
-		seq_printf(m, "q%u.completions_recovered: %llu\n", li->qid,
+		seq_printf(m, "q%u.late_checks: %llu\n", qid, READ_ONCE(li->late));
+		seq_printf(m, "q%u.recoveries: %llu\n", qid, READ_ONCE(li->recoveries));
+		seq_printf(m, "q%u.completions_recovered: %llu\n", qid,
 			   READ_ONCE(li->reaped));
-		seq_printf(m, "q%u.max_stall_us: %llu\n", li->qid,
+		seq_printf(m, "q%u.max_stall_us: %llu\n", qid,
 			   div_u64(READ_ONCE(li->max_stall_ns), NSEC_PER_USEC));
 	}
-	mutex_unlock(&lc->lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(lost_irq);
@@ -330,19 +345,20 @@ DEFINE_SHOW_ATTRIBUTE(lost_irq);
 /**
  * nvme_lost_irq_ctrl_init() - set up a controller's poller state
  * @lc: the state, in the controller's private data
+ * @ndev: the controller
  * @dev: the controller's device
  * @warned: the controller's warn-once bitmap
  * @parent: the controller's debugfs directory (may be an error pointer)
  *
  * Context: process.
  */
-void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc, struct device *dev,
+void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc,
+			     struct nvme_dev *ndev, struct device *dev,
 			     unsigned long *warned, struct dentry *parent)
 {
+	lc->ndev = ndev;
 	lc->dev = dev;
 	lc->warned = warned;
-	mutex_init(&lc->lock);
-	INIT_LIST_HEAD(&lc->queues);
 	ratelimit_state_init(&lc->rs, 60 * HZ, 1);
 	/* removed with the controller's directory */
 	debugfs_create_file("lost_irq", 0400, parent, lc, &lost_irq_fops);

@@ -11,7 +11,7 @@
 #include <linux/irq_moderation.h>
 #include <linux/moduleparam.h>
 
-#include "moderate.h"
+#include "pci_moderate.h"
 #include "pci_debugfs.h"
 
 static unsigned int nvme_irq_moderation_us;

@@ -8,22 +8,22 @@
  * signalled: it is reaped by polling from process context, with the vector
  * disabled, exactly as nvme_timeout() would reap it 30 s later.
  */
-#ifndef _NVME_LOST_IRQ_H
-#define _NVME_LOST_IRQ_H
+#ifndef _NVME_PCI_LOST_IRQ_H
+#define _NVME_PCI_LOST_IRQ_H
 
 #include <linux/device.h>
 #include <linux/fault-inject.h>
 #include <linux/hrtimer.h>
 #include <linux/jump_label.h>
-#include <linux/list.h>
-#include <linux/mutex.h>
 #include <linux/ratelimit.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
+#include "pci.h"
+
 /**
- * struct nvme_cq_sample - what one check sees of a completion queue
+ * struct nvme_lost_irq_sample - what one check sees of a completion queue
  * @now_ns: time of the check
  * @irqs: interrupts serviced on the queue so far (wraps)
  * @outstanding: commands submitted and not yet reaped
@@ -34,7 +34,7 @@
  * @period_ns: the checks' period; a check that comes more than two and a half
  *	periods after the previous one ran late (0: never judged late)
  */
-struct nvme_cq_sample {
+struct nvme_lost_irq_sample {
 	u64 now_ns;
 	u64 hold_ns;
 	u64 period_ns;
@@ -45,63 +45,46 @@ struct nvme_cq_sample {
 };
 
 /**
- * struct nvme_cq_watch - what the checks of a queue remember
+ * struct nvme_lost_irq_watch - what the checks of a queue remember
  * @since_ns: when the completion now at @head was first seen posted, 0 if
  *	none is
  * @irqs: interrupts serviced at that time
  * @head: CQ head at that time
  * @last_ns: time of the previous check, 0 before the first and after idle
  */
-struct nvme_cq_watch {
+struct nvme_lost_irq_watch {
 	u64 since_ns;
 	u64 last_ns;
 	u32 irqs;
 	u16 head;
 };
 
-enum nvme_cq_verdict {
-	NVME_CQ_IDLE,	/* nothing outstanding: stop checking */
-	NVME_CQ_BUSY,	/* keep checking */
-	NVME_CQ_STUCK,	/* a completion waits with no interrupt: reap it */
+enum nvme_lost_irq_verdict {
+	NVME_LOST_IRQ_IDLE,	/* nothing outstanding: stop checking */
+	NVME_LOST_IRQ_BUSY,	/* keep checking */
+	NVME_LOST_IRQ_STUCK,	/* a completion waits with no interrupt: reap it */
 	/*
 	 * It would be stuck, but this check ran late: the CPU or the host
 	 * stalled, so the interrupt may only be late too.  Judged again
 	 * from this check.
 	 */
-	NVME_CQ_LATE,
+	NVME_LOST_IRQ_LATE,
 };
 
-enum nvme_cq_verdict nvme_cq_check(struct nvme_cq_watch *w,
-				   const struct nvme_cq_sample *s, u64 hold_ns);
-
-struct nvme_lost_irq;
-
-/**
- * struct nvme_lost_irq_ops - the queue as the poller sees it
- * @sample: fill in @head, @pending, @outstanding and @hold_ns; any context,
- *	lockless
- * @reap: reap posted completions with the vector disabled; process context;
- *	returns how many were reaped
- * @irq: the Linux interrupt number of the queue's vector
- */
-struct nvme_lost_irq_ops {
-	void (*sample)(struct nvme_lost_irq *li, struct nvme_cq_sample *s);
-	int (*reap)(struct nvme_lost_irq *li);
-	int (*irq)(struct nvme_lost_irq *li);
-};
+enum nvme_lost_irq_verdict
+nvme_lost_irq_check(struct nvme_lost_irq_watch *w,
+		    const struct nvme_lost_irq_sample *s, u64 hold_ns);
 
 /**
  * struct nvme_lost_irq_ctrl - per-controller state of the poller
+ * @ndev: the controller, whose queues the statistics walk
  * @dev: the controller's device, for messages
- * @lock: protects @queues
- * @queues: the queues that were ever started
  * @warned: the controller's warn-once bitmap (enum nvme_pci_warn)
  * @rs: rate limit of the messages after it
  */
 struct nvme_lost_irq_ctrl {
+	struct nvme_dev *ndev;
 	struct device *dev;
-	struct mutex lock;	/* protects @queues */
-	struct list_head queues;
 	unsigned long *warned;
 	struct ratelimit_state rs;
 };
@@ -110,17 +93,14 @@ struct nvme_lost_irq_ctrl {
  * struct nvme_lost_irq - per-queue state of the poller
  * @timer: the periodic check, armed only while commands are outstanding
  * @work: the recovery, in process context
- * @ops: access to the queue
+ * @nvmeq: the queue; NULL until it is first started
  * @ctrl: the controller's state
- * @sq_lock: the queue's submission lock, held by nvme_lost_irq_arm() callers
- * @node: entry in @ctrl->queues
  * @watch: what the checks remember
  * @irqs: interrupts serviced; written by the interrupt handler only
  * @aer_sent: asynchronous event requests submitted (admin queue, sq_lock)
  * @aer_done: asynchronous event requests completed (completion path)
- * @qid: queue id
  * @level: the vector is a level-triggered line (INTx)
- * @active: started and not stopped; changed under @sq_lock
+ * @active: started and not stopped; changed under the queue's sq_lock
  * @stall_ns: how long the completion the last check found stuck had waited
  * @checks: statistics, single writer each: checks made
  * @delayed: checks that ran more than two and a half periods after the
@@ -133,15 +113,12 @@ struct nvme_lost_irq_ctrl {
 struct nvme_lost_irq {
 	struct hrtimer timer;
 	struct work_struct work;
-	const struct nvme_lost_irq_ops *ops;
+	struct nvme_queue *nvmeq;
 	struct nvme_lost_irq_ctrl *ctrl;
-	spinlock_t *sq_lock;	/* the queue's, serialises @active */
-	struct list_head node;
-	struct nvme_cq_watch watch;
+	struct nvme_lost_irq_watch watch;
 	u32 irqs;
 	u32 aer_sent;
 	u32 aer_done;
-	u16 qid;
 	bool level;
 	bool active;
 	u64 stall_ns;
@@ -157,11 +134,11 @@ extern unsigned int nvme_lost_irq_poll_ms;
 /* nvme.lost_irq_poll_ms is not 0: the hot paths account and arm */
 DECLARE_STATIC_KEY_TRUE(nvme_lost_irq_on);
 
-void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc, struct device *dev,
+void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc,
+			     struct nvme_dev *ndev, struct device *dev,
 			     unsigned long *warned, struct dentry *parent);
-void nvme_lost_irq_start(struct nvme_lost_irq *li, struct nvme_lost_irq_ctrl *lc,
-			 const struct nvme_lost_irq_ops *ops, spinlock_t *sq_lock,
-			 u16 qid);
+void nvme_lost_irq_start(struct nvme_lost_irq *li,
+			 struct nvme_lost_irq_ctrl *lc, struct nvme_queue *nvmeq);
 void nvme_lost_irq_stop(struct nvme_lost_irq *li);
 void nvme_lost_irq_start_timer(struct nvme_lost_irq *li);
 
@@ -221,4 +198,4 @@ static inline void nvme_lost_irq_aer_done(struct nvme_lost_irq *li)
 	li->aer_done++;
 }
 
-#endif /* _NVME_LOST_IRQ_H */
+#endif /* _NVME_PCI_LOST_IRQ_H */

@@ -2,8 +2,8 @@
 /*
  * nvme-pci opt-in to genirq interrupt moderation: nvme.irq_moderation_us.
  */
-#ifndef _NVME_MODERATE_H
-#define _NVME_MODERATE_H
+#ifndef _NVME_PCI_MODERATE_H
+#define _NVME_PCI_MODERATE_H
 
 #include <linux/device.h>
 #include <linux/irq_moderation.h>
@@ -22,4 +22,4 @@ static inline u64 nvme_pci_moderation_ns(int irq)
 	return (u64)irq_get_moderation(irq) * NSEC_PER_USEC;
 }
 
-#endif /* _NVME_MODERATE_H */
+#endif /* _NVME_PCI_MODERATE_H */

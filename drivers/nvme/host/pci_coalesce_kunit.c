@@ -10,14 +10,19 @@
  * derived from them.  The fake vectors do not exist: genirq refuses them,
  * which leaves the device as the only actuator.  Adaptive coalescing is
  * switched on for each case and back as it was after it.
+ *
+ * The fake stands in for pci.c through KUnit static stubs: what the work
+ * item asks about the queues and the commands it sends come here, for the
+ * test's own thread only.
  */
 #include <kunit/device.h>
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/module.h>
 #include <linux/time64.h>
 
 #include "nvme.h"
-#include "coalesce.h"
+#include "pci_coalesce.h"
 
 #define NR_QUEUES	8
 #define MAX_SENT	64
@@ -33,7 +38,9 @@ struct fake_cmd {
 struct fake_ctrl {
 	struct nvme_ctrl ctrl;
 	struct nvme_coal_ctrl cc;
-	struct nvme_coal_queue q[NR_QUEUES];
+	struct nvme_coal_queue admin;	/* never started, as the admin queue */
+	struct nvme_coal_queue q[NR_QUEUES];	/* qid i + 1 */
+	u16 vector[NR_QUEUES];
 	struct nvme_coal_sample s[NR_QUEUES];
 	struct nvme_coal_params p;
 	struct fake_cmd sent[MAX_SENT];
@@ -50,14 +57,42 @@ struct fake_ctrl {
 
 static void fake_reset(struct fake_ctrl *f);
 
-static struct fake_ctrl *to_fake(struct nvme_coal_ctrl *cc)
+/* The fake of the case running: the stubs are called in its thread. */
+static struct fake_ctrl *fake(void)
 {
-	return container_of(cc, struct fake_ctrl, cc);
+	return kunit_get_current_test()->priv;
+}
+
+static struct nvme_coal_queue *fake_queue_at(struct nvme_coal_ctrl *cc,
+					     unsigned int qid)
+{
+	struct fake_ctrl *f = fake();
+
+	if (!qid)
+		return &f->admin;
+	return qid <= NR_QUEUES ? &f->q[qid - 1] : NULL;
+}
+
+static u16 fake_qid(const struct nvme_coal_queue *q)
+{
+	return q - fake()->q + 1;
+}
+
+static int fake_irq(const struct nvme_coal_queue *q)
+{
+	return NO_IRQ;
+}
+
+static u16 fake_vector(const struct nvme_coal_queue *q)
+{
+	struct fake_ctrl *f = fake();
+
+	return f->vector[q - f->q];
 }
 
 static void fake_sample(struct nvme_coal_queue *q, struct nvme_coal_sample *s)
 {
-	struct fake_ctrl *f = to_fake(q->cc);
+	struct fake_ctrl *f = fake();
 	const struct nvme_coal_sample *raw = &f->s[q - f->q];
 
 	s->completions = raw->completions;
@@ -68,7 +103,7 @@ static void fake_sample(struct nvme_coal_queue *q, struct nvme_coal_sample *s)
 static int fake_set_feature(struct nvme_coal_ctrl *cc, unsigned int fid,
 			    u32 dw11)
 {
-	struct fake_ctrl *f = to_fake(cc);
+	struct fake_ctrl *f = fake();
 	int status = f->status[fid == NVME_FEAT_IRQ_CONFIG];
 
 	if (f->nsent < MAX_SENT)
@@ -95,11 +130,6 @@ static int fake_set_feature(struct nvme_coal_ctrl *cc, unsigned int fid,
 		f->status[fid == NVME_FEAT_IRQ_CONFIG] = 0;
 	return status;
 }
-
-static const struct nvme_coal_ops fake_ops = {
-	.sample		= fake_sample,
-	.set_feature	= fake_set_feature,
-};
 
 static void fake_exit(void *data)
 {
@@ -129,10 +159,19 @@ static struct fake_ctrl *fake_ctrl(struct kunit *test, int queues)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(f->ctrl.device));
 	f->ctrl.state = NVME_CTRL_LIVE;
 	f->now = 1000 * NSEC_PER_SEC;
-	nvme_coal_ctrl_init(&f->cc, &f->ctrl, &fake_ops, &f->warned,
+	for (i = 0; i < NR_QUEUES; i++)
+		f->vector[i] = i + 1;
+	test->priv = f;
+	kunit_activate_static_stub(test, nvme_coal_queue_at, fake_queue_at);
+	kunit_activate_static_stub(test, nvme_coal_qid, fake_qid);
+	kunit_activate_static_stub(test, nvme_coal_irq, fake_irq);
+	kunit_activate_static_stub(test, nvme_coal_vector, fake_vector);
+	kunit_activate_static_stub(test, nvme_coal_sample_queue, fake_sample);
+	kunit_activate_static_stub(test, nvme_coal_set_feature, fake_set_feature);
+	nvme_coal_ctrl_init(&f->cc, &f->ctrl, NULL, &f->warned,
 			    ERR_PTR(-ENODEV));
 	for (i = 0; i < queues; i++)
-		nvme_coal_start(&f->q[i], &f->cc, NO_IRQ, i + 1, i + 1);
+		nvme_coal_start(&f->q[i], &f->cc, NULL);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fake_exit, f), 0);
 	return f;
 }
@@ -147,7 +186,7 @@ static void fake_reset(struct fake_ctrl *f)
 			nvme_coal_stop(&f->q[i]);
 	for (i = 0; i < NR_QUEUES; i++)
 		if (f->q[i].cc)
-			nvme_coal_start(&f->q[i], &f->cc, NO_IRQ, i + 1, i + 1);
+			nvme_coal_start(&f->q[i], &f->cc, NULL);
 }
 
 /*
@@ -489,7 +528,8 @@ static void vector_zero_gets_no_09h(struct kunit *test)
 	struct fake_ctrl *f = fake_ctrl(test, 2);
 
 	nvme_coal_stop(&f->q[1]);
-	nvme_coal_start(&f->q[1], &f->cc, NO_IRQ, 0, 2);
+	f->vector[1] = 0;
+	nvme_coal_start(&f->q[1], &f->cc, NULL);
 	engage_queue0(test, f);
 	busy_periods(f, 3);
 	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_CONFIG), 0);
@@ -538,7 +578,7 @@ static void answer_between_disable_and_start_is_not_trusted(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), 1);
 	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, NVME_COAL_DW11_UNKNOWN);
 	for (i = 0; i < 2; i++)
-		nvme_coal_start(&f->q[i], &f->cc, NO_IRQ, i + 1, i + 1);
+		nvme_coal_start(&f->q[i], &f->cc, NULL);
 	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, NVME_COAL_DW11_UNKNOWN);
 	KUNIT_EXPECT_GT(test, nvme_coal_hold_ns(&f->q[0]), 0);
 }

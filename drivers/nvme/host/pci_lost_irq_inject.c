@@ -14,7 +14,7 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
-#include "lost_irq.h"
+#include "pci_lost_irq.h"
 #include "pci_debugfs.h"
 
 #ifdef CONFIG_FAULT_INJECTION
@@ -77,8 +77,9 @@ MODULE_PARM_DESC(fail_lost_irq,
 bool nvme_lost_irq_inject(struct nvme_lost_irq *li)
 {
 	u32 qid = READ_ONCE(fail_lost_irq_qid);
+	u16 own = nvme_pci_qid(li->nvmeq);
 
-	if (!li->qid || (qid && qid != li->qid))
+	if (!own || (qid && qid != own))
 		return false;
 	if (li->level)
 		return false;

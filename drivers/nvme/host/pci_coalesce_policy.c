@@ -46,7 +46,7 @@
 #include <linux/minmax.h>
 #include <linux/time64.h>
 
-#include "coalesce_policy.h"
+#include "pci_coalesce_policy.h"
 
 /* Deepest NVMe queue: a larger average is a broken sample. */
 #define NVME_COAL_MAX_DEPTH		65536

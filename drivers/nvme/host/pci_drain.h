@@ -8,34 +8,21 @@
  * softirq context, where the scheduler and the other softirqs get their
  * turn between runs, and enables the vector again once the queue is empty.
  */
-#ifndef _NVME_DRAIN_H
-#define _NVME_DRAIN_H
+#ifndef _NVME_PCI_DRAIN_H
+#define _NVME_PCI_DRAIN_H
 
 #include <linux/dcache.h>
 #include <linux/irq_poll.h>
-#include <linux/list.h>
-#include <linux/mutex.h>
 #include <linux/types.h>
+
+#include "pci.h"
 
 extern unsigned int nvme_irq_budget;
 
 /**
- * struct nvme_drain_ctrl - the bounded drain of one controller
- * @lock: protects @queues
- * @queues: the queues that were ever started, for the statistics
- */
-struct nvme_drain_ctrl {
-	struct mutex lock;	/* protects @queues */
-	struct list_head queues;
-};
-
-/**
  * struct nvme_drain - the bounded drain of one completion queue
  * @iop: the irq_poll instance the queue is handed to
- * @ctrl: the controller's state
- * @node: entry in @ctrl->queues
- * @irq: the queue's Linux interrupt number
- * @qid: queue id
+ * @nvmeq: the queue; NULL until it is first started
  * @started: @iop is initialised and may be scheduled
  * @deferred: the vector is disabled and @iop owns the queue
  * @irq_runs: statistics, one writer at a time (the vector's handler, or
@@ -50,10 +37,7 @@ struct nvme_drain_ctrl {
  */
 struct nvme_drain {
 	struct irq_poll iop;
-	struct nvme_drain_ctrl *ctrl;
-	struct list_head node;
-	int irq;
-	u16 qid;
+	struct nvme_queue *nvmeq;
 	bool started;
 	bool deferred;
 	u64 irq_runs;
@@ -65,9 +49,9 @@ struct nvme_drain {
 	u64 shutdown_skips;
 };
 
-void nvme_drain_ctrl_init(struct nvme_drain_ctrl *dc, struct dentry *parent);
-void nvme_drain_start(struct nvme_drain *d, struct nvme_drain_ctrl *dc,
-		      int irq, u16 qid, irq_poll_fn *poll);
+void nvme_drain_debugfs(struct nvme_dev *ndev, struct dentry *parent);
+void nvme_drain_start(struct nvme_drain *d, struct nvme_queue *nvmeq,
+		      irq_poll_fn *poll);
 void nvme_drain_stop(struct nvme_drain *d);
 void nvme_drain_defer(struct nvme_drain *d, int reaped);
 int nvme_drain_polled(struct nvme_drain *d, int reaped, int weight,
@@ -108,4 +92,4 @@ static inline bool nvme_drain_deferred(struct nvme_drain *d)
 	return READ_ONCE(d->deferred);
 }
 
-#endif /* _NVME_DRAIN_H */
+#endif /* _NVME_PCI_DRAIN_H */

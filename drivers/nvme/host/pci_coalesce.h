@@ -1,41 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Adaptive interrupt coalescing of nvme-pci: a per-controller work item
- * samples each I/O queue every period, asks the policy (coalesce_policy.c)
+ * samples each I/O queue every period, asks the policy (pci_coalesce_policy.c)
  * whether the queue should be moderated and for how long, and drives the
  * actuator: device coalescing (Features 08h/09h) where the controller
  * accepts it, genirq per-vector moderation everywhere else.
  */
-#ifndef _NVME_COALESCE_H
-#define _NVME_COALESCE_H
+#ifndef _NVME_PCI_COALESCE_H
+#define _NVME_PCI_COALESCE_H
 
 #include <linux/bitops.h>
 #include <linux/dcache.h>
 #include <linux/jump_label.h>
-#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/time64.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
-#include "coalesce_policy.h"
+#include "pci_coalesce_policy.h"
+#include "pci.h"
 
 struct nvme_ctrl;
-struct nvme_coal_ctrl;
-struct nvme_coal_queue;
-
-/**
- * struct nvme_coal_ops - the controller and its queues as the work item sees them
- * @sample: fill in @completions, @qd_runs (the queue's handler runs, as the
- *	bounded drain counts them) and @inflight; process context, lockless
- * @set_feature: Set Features @fid to @dw11; returns 0, the NVMe status of
- *	a refusal, or -errno if the controller did not answer; process
- *	context, may sleep
- */
-struct nvme_coal_ops {
-	void (*sample)(struct nvme_coal_queue *q, struct nvme_coal_sample *s);
-	int (*set_feature)(struct nvme_coal_ctrl *cc, unsigned int fid, u32 dw11);
-};
 
 /* Set Features commands one period may send. */
 #define NVME_COAL_MAX_CMDS	4
@@ -57,11 +42,10 @@ enum nvme_coal_feat {
 
 /**
  * struct nvme_coal_ctrl - adaptive coalescing of one controller
- * @ctrl: the controller, for its state and messages
- * @ops: access to the controller and its queues
+ * @ctrl: the controller, for its state, messages and commands
+ * @ndev: the controller, for its queues
  * @work: samples the queues every period while any is busy or moderated
- * @lock: protects @queues and everything the work item decides
- * @queues: the I/O queues that were ever started
+ * @lock: protects everything the work item decides
  * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD
  * @feat: what the controller answered to Feature 08h
  * @feat_status: the NVMe status of a refusal
@@ -82,10 +66,9 @@ enum nvme_coal_feat {
  */
 struct nvme_coal_ctrl {
 	struct nvme_ctrl *ctrl;
-	const struct nvme_coal_ops *ops;
+	struct nvme_dev *ndev;
 	struct delayed_work work;
-	struct mutex lock;	/* protects @queues and the decisions */
-	struct list_head queues;
+	struct mutex lock;	/* protects the decisions */
 	unsigned long flags;
 	enum nvme_coal_feat feat;
 	int feat_status;
@@ -105,12 +88,9 @@ struct nvme_coal_ctrl {
  * struct nvme_coal_queue - adaptive coalescing of one I/O queue
  * @pol: the policy's state
  * @load: the last usable period
- * @node: entry in the controller's @queues
+ * @nvmeq: the queue
  * @cc: the controller's state; set at the first start, never cleared
  * @qd_sum: commands outstanding at each handler run, summed; handler only
- * @irq: Linux interrupt number of the queue's vector
- * @vector: MSI-X vector index, for Feature 09h
- * @qid: queue id
  * @active: the vector is requested; changed under @cc->lock
  * @valid: @load is from the period that just ended
  * @refused: why genirq will not moderate the vector (-errno), 0 if it will
@@ -123,12 +103,9 @@ struct nvme_coal_ctrl {
 struct nvme_coal_queue {
 	struct nvme_coal_policy pol;
 	struct nvme_coal_load load;
-	struct list_head node;
+	struct nvme_queue *nvmeq;
 	struct nvme_coal_ctrl *cc;
 	u32 qd_sum;
-	int irq;
-	u16 vector;
-	u16 qid;
 	bool active;
 	bool valid;
 	bool exempt;
@@ -146,17 +123,27 @@ DECLARE_STATIC_KEY_TRUE(nvme_coal_on);
 
 void nvme_coal_debugfs_init(void);
 void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
-			 const struct nvme_coal_ops *ops, unsigned long *warned,
+			 struct nvme_dev *ndev, unsigned long *warned,
 			 struct dentry *parent);
 void nvme_coal_ctrl_stop(struct nvme_coal_ctrl *cc);
 void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
-		     int irq, u16 vector, u16 qid);
+		     struct nvme_queue *nvmeq);
 void nvme_coal_stop(struct nvme_coal_queue *q);
 void nvme_coal_kick(struct nvme_coal_ctrl *cc);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 void nvme_coal_params(struct nvme_coal_params *p);
 bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns);
+/* what a KUnit test's fake controller stands in for */
+struct nvme_coal_queue *nvme_coal_queue_at(struct nvme_coal_ctrl *cc,
+					   unsigned int qid);
+u16 nvme_coal_qid(const struct nvme_coal_queue *q);
+int nvme_coal_irq(const struct nvme_coal_queue *q);
+u16 nvme_coal_vector(const struct nvme_coal_queue *q);
+void nvme_coal_sample_queue(struct nvme_coal_queue *q,
+			    struct nvme_coal_sample *s);
+int nvme_coal_set_feature(struct nvme_coal_ctrl *cc, unsigned int fid,
+			  u32 dw11);
 #endif
 
 /**
@@ -214,4 +201,4 @@ static inline u64 nvme_coal_hold_ns(const struct nvme_coal_queue *q)
 	return cc ? (u64)READ_ONCE(cc->hold_us) * NSEC_PER_USEC : 0;
 }
 
-#endif /* _NVME_COALESCE_H */
+#endif /* _NVME_PCI_COALESCE_H */

@@ -12,6 +12,7 @@
  * otherwise.  Admin commands are sent from the work item only, outside
  * the lock, at most NVME_COAL_MAX_CMDS per period and only on a change.
  */
+#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 #include <linux/debugfs.h>
 #include <linux/irq_moderation.h>
@@ -20,7 +21,7 @@
 #include <linux/seq_file.h>
 
 #include "nvme.h"
-#include "coalesce.h"
+#include "pci_coalesce.h"
 #include "pci_debugfs.h"
 
 #include "pci_trace.h"
@@ -98,6 +99,80 @@ VISIBLE_IF_KUNIT void nvme_coal_params(struct nvme_coal_params *p)
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_params);
 
+/*
+ * What the work item asks pci.c about the controller's queues.  A KUnit
+ * test redirects these to a fake controller (kunit/static_stub.h); without
+ * CONFIG_KUNIT they are plain calls.  Context: process, lockless.
+ */
+VISIBLE_IF_KUNIT struct nvme_coal_queue *
+nvme_coal_queue_at(struct nvme_coal_ctrl *cc, unsigned int qid)
+{
+	struct nvme_queue *nvmeq;
+
+	KUNIT_STATIC_STUB_REDIRECT(nvme_coal_queue_at, cc, qid);
+	nvmeq = nvme_pci_queue(cc->ndev, qid);
+	return nvmeq ? nvme_pci_coal(nvmeq) : NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_queue_at);
+
+VISIBLE_IF_KUNIT u16 nvme_coal_qid(const struct nvme_coal_queue *q)
+{
+	KUNIT_STATIC_STUB_REDIRECT(nvme_coal_qid, q);
+	return nvme_pci_qid(q->nvmeq);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_qid);
+
+VISIBLE_IF_KUNIT int nvme_coal_irq(const struct nvme_coal_queue *q)
+{
+	KUNIT_STATIC_STUB_REDIRECT(nvme_coal_irq, q);
+	return nvme_pci_irq(q->nvmeq);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_irq);
+
+/* The MSI-X vector index, which Feature 09h names. */
+VISIBLE_IF_KUNIT u16 nvme_coal_vector(const struct nvme_coal_queue *q)
+{
+	KUNIT_STATIC_STUB_REDIRECT(nvme_coal_vector, q);
+	return nvme_pci_vector(q->nvmeq);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_vector);
+
+/* Fill in @completions, @qd_runs and @inflight. */
+VISIBLE_IF_KUNIT void nvme_coal_sample_queue(struct nvme_coal_queue *q,
+					     struct nvme_coal_sample *s)
+{
+	KUNIT_STATIC_STUB_REDIRECT(nvme_coal_sample_queue, q, s);
+	nvme_pci_coal_sample(q->nvmeq, s);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_sample_queue);
+
+/*
+ * Returns 0, the NVMe status of a refusal, or -errno if the controller did
+ * not answer.  May sleep.
+ */
+VISIBLE_IF_KUNIT int nvme_coal_set_feature(struct nvme_coal_ctrl *cc,
+					   unsigned int fid, u32 dw11)
+{
+	KUNIT_STATIC_STUB_REDIRECT(nvme_coal_set_feature, cc, fid, dw11);
+	return nvme_set_features(cc->ctrl, fid, dw11, NULL, 0, NULL);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_set_feature);
+
+/* The next queue from *@qid on that was ever started; NULL after the last. */
+static struct nvme_coal_queue *nvme_coal_next(struct nvme_coal_ctrl *cc,
+					      unsigned int *qid)
+{
+	struct nvme_coal_queue *q;
+
+	while ((q = nvme_coal_queue_at(cc, (*qid)++)))
+		if (READ_ONCE(q->cc))
+			return q;
+	return NULL;
+}
+
+#define nvme_coal_for_each_queue(cc, q, qid)				\
+	for ((qid) = 0; ((q) = nvme_coal_next(cc, &(qid))); )
+
 /**
  * nvme_coal_kick() - start the controller's sampling
  * @cc: the controller's state
@@ -130,7 +205,8 @@ static bool nvme_coal_external(const struct nvme_coal_queue *q,
 static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 			     struct nvme_coal_queue *q, u32 us)
 {
-	unsigned int cur = irq_get_moderation(q->irq);
+	int irq = nvme_coal_irq(q);
+	unsigned int cur = irq_get_moderation(irq);
 	int ret;
 
 	if (nvme_coal_external(q, cur))
@@ -140,7 +216,7 @@ static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 		return;
 	}
 	if (!q->refused) {
-		ret = irq_update_moderation(q->irq, cur, us);
+		ret = irq_update_moderation(irq, cur, us);
 		if (ret == -EBUSY)
 			return;		/* written meanwhile: not ours now */
 		q->refused = ret;
@@ -152,7 +228,7 @@ static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 	if (nvme_pci_warn_once(cc->warned, NVME_PCI_WARN_COAL_GENIRQ))
 		dev_info(cc->ctrl->device,
 			 "adaptive coalescing: genirq does not moderate irq %d (%pe): its completions are signalled at once\n",
-			 q->irq, ERR_PTR(q->refused));
+			 irq, ERR_PTR(q->refused));
 }
 
 static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
@@ -169,7 +245,7 @@ static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
 		return;
 	q->decisions++;
 	cc->decisions++;
-	trace_nvme_coalesce_decision(cc->ctrl->instance, q->qid, was, old,
+	trace_nvme_coalesce_decision(cc->ctrl->instance, nvme_coal_qid(q), was, old,
 				     nvme_coal_engaged(&q->pol), q->pol.delay_us, &q->load,
 				     total);
 }
@@ -183,6 +259,7 @@ static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 {
 	struct nvme_coal_queue *q;
 	u32 delay = 0, batch = 0;
+	unsigned int qid;
 
 	if (cc->feat == NVME_COAL_FEAT_REFUSED)
 		return 0;
@@ -191,7 +268,7 @@ static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 	 * moderated queue's wait, and the largest batch lets the busiest one
 	 * save what it can; a slower one waits for the time instead.
 	 */
-	list_for_each_entry(q, &cc->queues, node) {
+	nvme_coal_for_each_queue(cc, q, qid) {
 		if (q->active && nvme_coal_engaged(&q->pol)) {
 			delay = max(delay, q->pol.delay_us);
 			batch = max(batch, q->pol.batch);
@@ -245,7 +322,8 @@ static void nvme_coal_forget_08h(struct nvme_coal_ctrl *cc)
 }
 
 /* Context: work, lock.  Returns the number of commands queued in @cmds. */
-static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds)
+static int nvme_coal_actuate(struct nvme_coal_ctrl *cc,
+			     struct nvme_coal_cmd *cmds)
 {
 	u32 want = nvme_coal_device_target(cc);
 	/*
@@ -259,12 +337,14 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cm
 	bool need_08h = nvme_coal_need_08h(cc, dw11);
 	int room = NVME_COAL_MAX_CMDS - need_08h;
 	struct nvme_coal_queue *q;
+	unsigned int qid;
+	u16 vector;
 	bool exempt;
 	int n = 0;
 
 	cc->carrying = carry;
 
-	list_for_each_entry(q, &cc->queues, node) {
+	nvme_coal_for_each_queue(cc, q, qid) {
 		if (!q->active)
 			continue;
 		/* genirq carries the queue unless the controller coalesces */
@@ -272,11 +352,13 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cm
 		/* only moderated queues wait for the controller's aggregation */
 		exempt = dw11 && !nvme_coal_engaged(&q->pol);
 		/* vector 0 is the admin queue's: the controller never coalesces it */
-		if (device && n < room && q->vector && !q->cd_refused &&
-		    q->exempt != exempt) {
+		if (!device || n >= room || q->cd_refused || q->exempt == exempt)
+			continue;
+		vector = nvme_coal_vector(q);
+		if (vector) {
 			cmds[n++] = (struct nvme_coal_cmd) {
 				.fid = NVME_FEAT_IRQ_CONFIG, .q = q, .gen = cc->gen,
-				.dw11 = nvme_coal_feat_vector(q->vector, exempt),
+				.dw11 = nvme_coal_feat_vector(vector, exempt),
 				.exempt = exempt,
 			};
 		}
@@ -360,8 +442,8 @@ static bool nvme_coal_answer(struct nvme_coal_ctrl *cc,
  * item, without the lock: a command can wait for a reset, and the reset
  * takes the lock when it frees the vectors.
  */
-static void nvme_coal_send(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds,
-			   int n)
+static void nvme_coal_send(struct nvme_coal_ctrl *cc,
+			   struct nvme_coal_cmd *cmds, int n)
 {
 	bool fresh = true;
 	int i, ret;
@@ -376,7 +458,7 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc, struct nvme_coal_cmd *cmds
 		}
 		cc->inflight++;
 		mutex_unlock(&cc->lock);
-		ret = cc->ops->set_feature(cc, cmds[i].fid, cmds[i].dw11);
+		ret = nvme_coal_set_feature(cc, cmds[i].fid, cmds[i].dw11);
 
 		mutex_lock(&cc->lock);
 		cc->inflight--;
@@ -397,12 +479,13 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 	struct nvme_coal_load total = { };
 	struct nvme_coal_params p;
 	struct nvme_coal_queue *q;
+	unsigned int qid;
 	bool busy = false;
 	int n;
 
 	nvme_coal_params(&p);
 	mutex_lock(&cc->lock);
-	list_for_each_entry(q, &cc->queues, node) {
+	nvme_coal_for_each_queue(cc, q, qid) {
 		struct nvme_coal_sample s = {
 			.now_ns = now_ns,
 			.qd_sum = READ_ONCE(q->qd_sum),
@@ -411,18 +494,18 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 		q->valid = false;
 		if (!q->active)
 			continue;
-		cc->ops->sample(q, &s);
+		nvme_coal_sample_queue(q, &s);
 		q->valid = nvme_coal_measure(&q->pol, &s, p.period_ms, &q->load);
 		q->load.engaged = nvme_coal_engaged(&q->pol);
 		if (q->valid)
 			nvme_coal_add_load(&total, &q->load);
 	}
-	list_for_each_entry(q, &cc->queues, node) {
+	nvme_coal_for_each_queue(cc, q, qid) {
 		if (!q->active)
 			continue;
 		if (q->valid) {
 			/* the period as the policy sees it, before it decides */
-			trace_nvme_coalesce_sample(cc->ctrl->instance, q->qid,
+			trace_nvme_coalesce_sample(cc->ctrl->instance, nvme_coal_qid(q),
 						   &q->load, nvme_coal_engaged(&q->pol),
 						   q->pol.delay_us);
 			nvme_coal_decide_queue(cc, q, &p, &total);
@@ -487,11 +570,12 @@ static int coalescing_show(struct seq_file *m, void *unused)
 	struct nvme_coal_queue *q;
 	const char *actuator;
 	struct nvme_coal_params p;
+	unsigned int qid;
 	bool sw = false;
 
 	nvme_coal_params(&p);
 	mutex_lock(&cc->lock);
-	list_for_each_entry(q, &cc->queues, node)
+	nvme_coal_for_each_queue(cc, q, qid)
 		sw |= q->active && !q->refused;
 	if (cc->feat == NVME_COAL_FEAT_ACCEPTED && !cc->carrying)
 		actuator = "device";
@@ -504,23 +588,24 @@ static int coalescing_show(struct seq_file *m, void *unused)
 		seq_printf(m, "feature_status: %#x\n", cc->feat_status);
 	seq_printf(m, "feature_08h_dw11: %#x\n", cc->feat_dw11);
 	seq_printf(m, "decisions: %llu\n", cc->decisions);
-	list_for_each_entry(q, &cc->queues, node) {
-		unsigned int cur = irq_get_moderation(q->irq);
+	nvme_coal_for_each_queue(cc, q, qid) {
+		unsigned int cur = irq_get_moderation(nvme_coal_irq(q));
+		u16 id = nvme_coal_qid(q);
 
-		seq_printf(m, "q%u.state: %s\n", q->qid, nvme_coal_state(q, cur));
-		seq_printf(m, "q%u.policy: %s\n", q->qid,
+		seq_printf(m, "q%u.state: %s\n", id, nvme_coal_state(q, cur));
+		seq_printf(m, "q%u.policy: %s\n", id,
 			   nvme_coal_policy_names[q->pol.state]);
-		seq_printf(m, "q%u.delay_us: %u\n", q->qid, q->pol.delay_us);
+		seq_printf(m, "q%u.delay_us: %u\n", id, q->pol.delay_us);
 		/* the delay of this code on the vector now */
-		seq_printf(m, "q%u.irq_delay_us: %u\n", q->qid,
+		seq_printf(m, "q%u.irq_delay_us: %u\n", id,
 			   cur == q->applied_us ? cur : 0);
-		seq_printf(m, "q%u.avg_qd: %u\n", q->qid, q->load.avg_qd);
-		seq_printf(m, "q%u.completions: %u\n", q->qid, q->load.completions);
-		seq_printf(m, "q%u.runs: %u\n", q->qid, q->load.runs);
-		seq_printf(m, "q%u.storm: %u\n", q->qid, q->pol.storm);
-		seq_printf(m, "q%u.exempt: %u\n", q->qid, q->exempt);
-		seq_printf(m, "q%u.decisions: %llu\n", q->qid, q->decisions);
-		seq_printf(m, "q%u.moderated_ms: %llu\n", q->qid,
+		seq_printf(m, "q%u.avg_qd: %u\n", id, q->load.avg_qd);
+		seq_printf(m, "q%u.completions: %u\n", id, q->load.completions);
+		seq_printf(m, "q%u.runs: %u\n", id, q->load.runs);
+		seq_printf(m, "q%u.storm: %u\n", id, q->pol.storm);
+		seq_printf(m, "q%u.exempt: %u\n", id, q->exempt);
+		seq_printf(m, "q%u.decisions: %llu\n", id, q->decisions);
+		seq_printf(m, "q%u.moderated_ms: %llu\n", id,
 			   div_u64(q->moderated_ns, NSEC_PER_MSEC));
 	}
 	mutex_unlock(&cc->lock);
@@ -532,22 +617,21 @@ DEFINE_SHOW_ATTRIBUTE(coalescing);
  * nvme_coal_ctrl_init() - set up a controller's adaptive coalescing
  * @cc: the state, in the controller's private data
  * @ctrl: the controller
- * @ops: access to the controller and its queues
+ * @ndev: the same controller, whose queues the work item walks
  * @warned: the controller's warn-once bitmap
  * @parent: the controller's debugfs directory (may be an error pointer)
  *
  * Context: process.
  */
 void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
-			 const struct nvme_coal_ops *ops, unsigned long *warned,
+			 struct nvme_dev *ndev, unsigned long *warned,
 			 struct dentry *parent)
 {
 	cc->ctrl = ctrl;
-	cc->ops = ops;
+	cc->ndev = ndev;
 	cc->warned = warned;
 	cc->refused_dw11 = NVME_COAL_DW11_NONE;
 	mutex_init(&cc->lock);
-	INIT_LIST_HEAD(&cc->queues);
 	INIT_DELAYED_WORK(&cc->work, nvme_coal_work);
 	debugfs_create_file("coalescing", 0400, parent, cc, &coalescing_fops);
 }
@@ -576,9 +660,7 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_ctrl_stop);
  * nvme_coal_start() - an I/O queue's vector was requested
  * @q: the queue's state
  * @cc: its controller's state
- * @irq: the vector's Linux interrupt number
- * @vector: the MSI-X vector index
- * @qid: queue id; the admin queue (0) is never moderated
+ * @nvmeq: the queue; the admin queue is never moderated
  *
  * The vector starts unmoderated.  The controller's features went back to
  * their defaults when its last queue stopped (nvme_coal_stop()).
@@ -586,28 +668,25 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_ctrl_stop);
  * Context: process.
  */
 void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
-		     int irq, u16 vector, u16 qid)
+		     struct nvme_queue *nvmeq)
 {
 	struct nvme_coal_queue *other;
+	unsigned int qid;
 	bool first = true;
 	int refused;
 
-	if (!qid)
+	q->nvmeq = nvmeq;
+	if (!nvme_coal_qid(q))
 		return;
 	/* known now, so that the debugfs file tells it before any load */
-	refused = irq_can_moderate(irq);
+	refused = irq_can_moderate(nvme_coal_irq(q));
 	mutex_lock(&cc->lock);
-	if (!q->cc)
-		list_add_tail(&q->node, &cc->queues);
-	list_for_each_entry(other, &cc->queues, node)
+	nvme_coal_for_each_queue(cc, other, qid)
 		first &= !other->active;
 	/* a command still on its way may reach the controller just reset */
 	if (first && cc->inflight)
 		nvme_coal_forget_08h(cc);
 	memset(&q->pol, 0, sizeof(q->pol));
-	q->irq = irq;
-	q->vector = vector;
-	q->qid = qid;
 	q->applied_us = 0;
 	q->refused = refused;
 	q->exempt = false;
@@ -629,17 +708,17 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_start);
 void nvme_coal_stop(struct nvme_coal_queue *q)
 {
 	struct nvme_coal_ctrl *cc = q->cc;
+	struct nvme_coal_queue *other;
+	unsigned int qid;
+	bool last = true;
 
 	if (!cc)
 		return;
-	struct nvme_coal_queue *other;
-	bool last = true;
-
 	mutex_lock(&cc->lock);
 	q->active = false;
 	/* nothing moderated is left to report; nvme_coal_start() starts afresh */
 	memset(&q->pol, 0, sizeof(q->pol));
-	list_for_each_entry(other, &cc->queues, node)
+	nvme_coal_for_each_queue(cc, other, qid)
 		last &= !other->active;
 	if (last) {
 		/*

@@ -7,7 +7,7 @@
 #include <linux/module.h>
 #include <linux/time64.h>
 
-#include "coalesce_policy.h"
+#include "pci_coalesce_policy.h"
 
 #define PERIOD_MS	50
 

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvme-pci's queues as its feature files see them.
+ *
+ * struct nvme_queue and struct nvme_dev stay in pci.c.  A feature keeps its
+ * per-queue state in struct nvme_queue and a pointer back to the queue, and
+ * asks pci.c for the rest through the functions below; none of them takes
+ * a lock unless it says so.
+ */
+#ifndef _NVME_PCI_H
+#define _NVME_PCI_H
+
+#include <linux/spinlock_types.h>
+#include <linux/types.h>
+
+struct nvme_coal_queue;
+struct nvme_coal_sample;
+struct nvme_lost_irq_sample;
+struct nvme_dev;
+struct nvme_drain;
+struct nvme_lost_irq;
+struct nvme_queue;
+
+/* The queue @qid of @dev, NULL past the last one allocated; any context. */
+struct nvme_queue *nvme_pci_queue(struct nvme_dev *dev, unsigned int qid);
+/* The queue's id; any context. */
+u16 nvme_pci_qid(const struct nvme_queue *nvmeq);
+/* The Linux interrupt of the queue's vector, once requested; any context. */
+int nvme_pci_irq(const struct nvme_queue *nvmeq);
+/* The queue's MSI-X vector index; any context. */
+u16 nvme_pci_vector(const struct nvme_queue *nvmeq);
+/* The lock that serialises the queue's submissions. */
+spinlock_t *nvme_pci_sq_lock(struct nvme_queue *nvmeq);
+/* What a check of the CQ sees, lockless; any context. */
+void nvme_pci_cq_sample(struct nvme_queue *nvmeq,
+			struct nvme_lost_irq_sample *s);
+/* Handler runs, completions and commands outstanding; any context. */
+void nvme_pci_coal_sample(struct nvme_queue *nvmeq,
+			  struct nvme_coal_sample *s);
+/* Reap posted completions with the vector disabled; process context. */
+int nvme_poll_irqdisable(struct nvme_queue *nvmeq);
+
+/* Each feature's per-queue state. */
+struct nvme_lost_irq *nvme_pci_lost_irq(struct nvme_queue *nvmeq);
+struct nvme_drain *nvme_pci_drain(struct nvme_queue *nvmeq);
+struct nvme_coal_queue *nvme_pci_coal(struct nvme_queue *nvmeq);
+
+#endif /* _NVME_PCI_H */
