@@ -42,7 +42,10 @@ nodevs+='; echo "sectors written: $(($(awk '"'"'$3 ~ /^nvme/ { s += $10 } END { 
 knobs="bash -c '. $ksft/nvme_irq/lib.sh; for f in \$(knob_files); do echo \"\$f=\$(cat \$f)\"; done'"
 # the whole suite takes about 15 min under TCG on a busy host: more than
 # scripts/vm's default hang timeout
-boot default --timeout 1800 -- "$nodevs; $knobs > \$RESULTS/knobs.before; make -s -C $ksft TARGETS=nvme_irq run_tests 2>&1 | tee \$RESULTS/kselftest.txt; $knobs > \$RESULTS/knobs.after"
+# then TESTS= subsets: two named tests, and a name no script has
+subset="TESTS='budget_rejects_text moderation_rejects_empty' $ksft/nvme_irq/drain.sh > \$RESULTS/subset.txt 2>&1"
+subset+="; TESTS=no_such_test $ksft/nvme_irq/drain.sh > \$RESULTS/subset-bad.txt 2>&1 || true"
+boot default --timeout 1800 -- "$nodevs; $knobs > \$RESULTS/knobs.before; make -s -C $ksft TARGETS=nvme_irq run_tests 2>&1 | tee \$RESULTS/kselftest.txt; $knobs > \$RESULTS/knobs.after; $subset"
 python3 "$TOP/scripts/ktap.py" kunit "$dir/default/console.log" >> "$results"
 python3 "$TOP/scripts/ktap.py" kselftest "$dir/default/kselftest.txt" >> "$results"
 f=$dir/default/nodevs.txt
@@ -53,6 +56,19 @@ if [ "${n:-0}" -gt 0 ] && [ "$skipped:$said" = "$n:$n" ] && grep -qx 'sectors wr
 	echo "pass harness: without NVME_IRQ_TEST_DEVS all $n tests skip, saying why, and nothing is written" >> "$results"
 else
 	echo "fail harness: without NVME_IRQ_TEST_DEVS: $skipped of ${n:-?} tests skipped, $said said why (see $f)" >> "$results"
+fi
+
+f=$dir/default/subset.txt
+if grep -qx '1..2' "$f" 2> /dev/null && grep -q '^ok 1 irq_budget rejects .abc.' "$f" &&
+   grep -q '^ok 2 irq_moderation_us rejects' "$f" && grep -q '^# Totals: pass:2 fail:0' "$f"; then
+	echo "pass harness: TESTS= runs the two named tests, plan 1..2" >> "$results"
+else
+	echo "fail harness: TESTS= subset of drain.sh (see $f)" >> "$results"
+fi
+if grep -q "^Bail out!.*no test 'no_such_test'" "$dir/default/subset-bad.txt" 2> /dev/null; then
+	echo "pass harness: TESTS= naming no test is refused" >> "$results"
+else
+	echo "fail harness: TESTS=no_such_test was not refused (see $dir/default/subset-bad.txt)" >> "$results"
 fi
 
 kb=$dir/default/knobs.before

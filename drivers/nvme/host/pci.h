@@ -21,8 +21,31 @@ struct nvme_drain;
 struct nvme_lost_irq;
 struct nvme_queue;
 
-/* The queue @qid of @dev, NULL past the last one allocated; any context. */
-struct nvme_queue *nvme_pci_queue(struct nvme_dev *dev, unsigned int qid);
+/**
+ * struct nvme_queue_stats - what a queue's interrupt handler counts
+ * @irqs: interrupts serviced: runs of nvme_irq(), or of its primary handler
+ *	in threaded mode, less those fault injection dropped
+ * @completions: completions nvme_irq() reaped
+ * @max_batch: most completions one run of nvme_irq() reaped
+ * @qd_sum: commands outstanding at each run of nvme_irq(), summed while
+ *	adaptive coalescing is on (wraps)
+ *
+ * Written by the handler alone, read locklessly by the features.
+ */
+struct nvme_queue_stats {
+	u64 irqs;
+	u64 completions;
+	u32 max_batch;
+	u32 qd_sum;
+};
+
+/*
+ * The next queue of @dev from *@qid on whose vector was ever requested (its
+ * features started), NULL after the last; *@qid moves past it.  Walks them
+ * all with: for (qid = 0; (nvmeq = nvme_pci_next_queue(dev, &qid)); ).
+ * Any context: the queues live as long as @dev.
+ */
+struct nvme_queue *nvme_pci_next_queue(struct nvme_dev *dev, unsigned int *qid);
 /* The queue's id; any context. */
 u16 nvme_pci_qid(const struct nvme_queue *nvmeq);
 /* The Linux interrupt of the queue's vector, once requested; any context. */
@@ -34,13 +57,14 @@ spinlock_t *nvme_pci_sq_lock(struct nvme_queue *nvmeq);
 /* What a check of the CQ sees, lockless; any context. */
 void nvme_pci_cq_sample(struct nvme_queue *nvmeq,
 			struct nvme_lost_irq_sample *s);
-/* Handler runs, completions and commands outstanding; any context. */
+/* Handler runs and depth, completions, commands outstanding; any context. */
 void nvme_pci_coal_sample(struct nvme_queue *nvmeq,
 			  struct nvme_coal_sample *s);
 /* Reap posted completions with the vector disabled; process context. */
 int nvme_poll_irqdisable(struct nvme_queue *nvmeq);
 
-/* Each feature's per-queue state. */
+/* The queue's statistics, and each feature's per-queue state. */
+const struct nvme_queue_stats *nvme_pci_stats(struct nvme_queue *nvmeq);
 struct nvme_lost_irq *nvme_pci_lost_irq(struct nvme_queue *nvmeq);
 struct nvme_drain *nvme_pci_drain(struct nvme_queue *nvmeq);
 struct nvme_coal_queue *nvme_pci_coal(struct nvme_queue *nvmeq);

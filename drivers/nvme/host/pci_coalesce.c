@@ -105,15 +105,15 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_params);
  * CONFIG_KUNIT they are plain calls.  Context: process, lockless.
  */
 VISIBLE_IF_KUNIT struct nvme_coal_queue *
-nvme_coal_queue_at(struct nvme_coal_ctrl *cc, unsigned int qid)
+nvme_coal_next_queue(struct nvme_coal_ctrl *cc, unsigned int *qid)
 {
 	struct nvme_queue *nvmeq;
 
-	KUNIT_STATIC_STUB_REDIRECT(nvme_coal_queue_at, cc, qid);
-	nvmeq = nvme_pci_queue(cc->ndev, qid);
+	KUNIT_STATIC_STUB_REDIRECT(nvme_coal_next_queue, cc, qid);
+	nvmeq = nvme_pci_next_queue(cc->ndev, qid);
 	return nvmeq ? nvme_pci_coal(nvmeq) : NULL;
 }
-EXPORT_SYMBOL_IF_KUNIT(nvme_coal_queue_at);
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_next_queue);
 
 VISIBLE_IF_KUNIT u16 nvme_coal_qid(const struct nvme_coal_queue *q)
 {
@@ -158,20 +158,21 @@ VISIBLE_IF_KUNIT int nvme_coal_set_feature(struct nvme_coal_ctrl *cc,
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_set_feature);
 
-/* The next queue from *@qid on that was ever started; NULL after the last. */
+/*
+ * The next queue from *@qid on that was ever started, NULL after the last:
+ * for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) walks them all.
+ */
 static struct nvme_coal_queue *nvme_coal_next(struct nvme_coal_ctrl *cc,
 					      unsigned int *qid)
 {
 	struct nvme_coal_queue *q;
 
-	while ((q = nvme_coal_queue_at(cc, (*qid)++)))
+	/* the admin queue's state is never started */
+	while ((q = nvme_coal_next_queue(cc, qid)))
 		if (READ_ONCE(q->cc))
 			return q;
 	return NULL;
 }
-
-#define nvme_coal_for_each_queue(cc, q, qid)				\
-	for ((qid) = 0; ((q) = nvme_coal_next(cc, &(qid))); )
 
 /**
  * nvme_coal_kick() - start the controller's sampling
@@ -268,7 +269,7 @@ static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 	 * moderated queue's wait, and the largest batch lets the busiest one
 	 * save what it can; a slower one waits for the time instead.
 	 */
-	nvme_coal_for_each_queue(cc, q, qid) {
+	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
 		if (q->active && nvme_coal_engaged(&q->pol)) {
 			delay = max(delay, q->pol.delay_us);
 			batch = max(batch, q->pol.batch);
@@ -344,7 +345,7 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc,
 
 	cc->carrying = carry;
 
-	nvme_coal_for_each_queue(cc, q, qid) {
+	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
 		if (!q->active)
 			continue;
 		/* genirq carries the queue unless the controller coalesces */
@@ -485,11 +486,8 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 
 	nvme_coal_params(&p);
 	mutex_lock(&cc->lock);
-	nvme_coal_for_each_queue(cc, q, qid) {
-		struct nvme_coal_sample s = {
-			.now_ns = now_ns,
-			.qd_sum = READ_ONCE(q->qd_sum),
-		};
+	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
+		struct nvme_coal_sample s = { .now_ns = now_ns };
 
 		q->valid = false;
 		if (!q->active)
@@ -500,7 +498,7 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 		if (q->valid)
 			nvme_coal_add_load(&total, &q->load);
 	}
-	nvme_coal_for_each_queue(cc, q, qid) {
+	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
 		if (!q->active)
 			continue;
 		if (q->valid) {
@@ -575,7 +573,7 @@ static int coalescing_show(struct seq_file *m, void *unused)
 
 	nvme_coal_params(&p);
 	mutex_lock(&cc->lock);
-	nvme_coal_for_each_queue(cc, q, qid)
+	for (qid = 0; (q = nvme_coal_next(cc, &qid)); )
 		sw |= q->active && !q->refused;
 	if (cc->feat == NVME_COAL_FEAT_ACCEPTED && !cc->carrying)
 		actuator = "device";
@@ -588,7 +586,7 @@ static int coalescing_show(struct seq_file *m, void *unused)
 		seq_printf(m, "feature_status: %#x\n", cc->feat_status);
 	seq_printf(m, "feature_08h_dw11: %#x\n", cc->feat_dw11);
 	seq_printf(m, "decisions: %llu\n", cc->decisions);
-	nvme_coal_for_each_queue(cc, q, qid) {
+	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
 		unsigned int cur = irq_get_moderation(nvme_coal_irq(q));
 		u16 id = nvme_coal_qid(q);
 
@@ -681,7 +679,7 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 	/* known now, so that the debugfs file tells it before any load */
 	refused = irq_can_moderate(nvme_coal_irq(q));
 	mutex_lock(&cc->lock);
-	nvme_coal_for_each_queue(cc, other, qid)
+	for (qid = 0; (other = nvme_coal_next(cc, &qid)); )
 		first &= !other->active;
 	/* a command still on its way may reach the controller just reset */
 	if (first && cc->inflight)
@@ -718,7 +716,7 @@ void nvme_coal_stop(struct nvme_coal_queue *q)
 	q->active = false;
 	/* nothing moderated is left to report; nvme_coal_start() starts afresh */
 	memset(&q->pol, 0, sizeof(q->pol));
-	nvme_coal_for_each_queue(cc, other, qid)
+	for (qid = 0; (other = nvme_coal_next(cc, &qid)); )
 		last &= !other->active;
 	if (last) {
 		/*

@@ -90,7 +90,6 @@ struct nvme_coal_ctrl {
  * @load: the last usable period
  * @nvmeq: the queue
  * @cc: the controller's state; set at the first start, never cleared
- * @qd_sum: commands outstanding at each handler run, summed; handler only
  * @active: the vector is requested; changed under @cc->lock
  * @valid: @load is from the period that just ended
  * @refused: why genirq will not moderate the vector (-errno), 0 if it will
@@ -105,7 +104,6 @@ struct nvme_coal_queue {
 	struct nvme_coal_load load;
 	struct nvme_queue *nvmeq;
 	struct nvme_coal_ctrl *cc;
-	u32 qd_sum;
 	bool active;
 	bool valid;
 	bool exempt;
@@ -135,8 +133,8 @@ void nvme_coal_kick(struct nvme_coal_ctrl *cc);
 void nvme_coal_params(struct nvme_coal_params *p);
 bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns);
 /* what a KUnit test's fake controller stands in for */
-struct nvme_coal_queue *nvme_coal_queue_at(struct nvme_coal_ctrl *cc,
-					   unsigned int qid);
+struct nvme_coal_queue *nvme_coal_next_queue(struct nvme_coal_ctrl *cc,
+					     unsigned int *qid);
 u16 nvme_coal_qid(const struct nvme_coal_queue *q);
 int nvme_coal_irq(const struct nvme_coal_queue *q);
 u16 nvme_coal_vector(const struct nvme_coal_queue *q);
@@ -147,7 +145,7 @@ int nvme_coal_set_feature(struct nvme_coal_ctrl *cc, unsigned int fid,
 #endif
 
 /**
- * nvme_coal_enabled() - should the interrupt handler account its runs?
+ * nvme_coal_enabled() - should the interrupt handler account its depth?
  *
  * A patched-out branch when nvme.adaptive_coalescing is 0, so that the
  * handler does not even count the commands outstanding.
@@ -160,22 +158,18 @@ static inline bool nvme_coal_enabled(void)
 }
 
 /**
- * nvme_coal_account() - account one run of a queue's interrupt handler
+ * nvme_coal_wake() - a queue's interrupt handler runs
  * @q: the queue's state
- * @outstanding: commands submitted and not yet reaped as the handler starts
  *
- * Adds @outstanding to the depth sum; the run itself is counted by the
- * bounded drain (nvme_drain_account()), which the sampling reads.  Starts
- * the controller's sampling if it is not running.
+ * Starts the controller's sampling if it is not running.  The run and the
+ * depth it found are in the queue's statistics, which the sampling reads.
  *
  * Context: the queue's interrupt handler.
  */
-static inline void nvme_coal_account(struct nvme_coal_queue *q,
-				     u32 outstanding)
+static inline void nvme_coal_wake(struct nvme_coal_queue *q)
 {
 	struct nvme_coal_ctrl *cc = READ_ONCE(q->cc);
 
-	WRITE_ONCE(q->qd_sum, q->qd_sum + outstanding);
 	/* nvme_coal_enabled() said nvme.adaptive_coalescing is on */
 	if (cc && unlikely(!test_bit(NVME_COAL_RUNNING, &cc->flags)) &&
 	    !READ_ONCE(nvme_coal_disabled))

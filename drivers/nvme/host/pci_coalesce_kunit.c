@@ -63,14 +63,15 @@ static struct fake_ctrl *fake(void)
 	return kunit_get_current_test()->priv;
 }
 
-static struct nvme_coal_queue *fake_queue_at(struct nvme_coal_ctrl *cc,
-					     unsigned int qid)
+static struct nvme_coal_queue *fake_next_queue(struct nvme_coal_ctrl *cc,
+					       unsigned int *qid)
 {
 	struct fake_ctrl *f = fake();
+	unsigned int i = (*qid)++;
 
-	if (!qid)
+	if (!i)
 		return &f->admin;
-	return qid <= NR_QUEUES ? &f->q[qid - 1] : NULL;
+	return i <= NR_QUEUES ? &f->q[i - 1] : NULL;
 }
 
 static u16 fake_qid(const struct nvme_coal_queue *q)
@@ -96,6 +97,7 @@ static void fake_sample(struct nvme_coal_queue *q, struct nvme_coal_sample *s)
 	const struct nvme_coal_sample *raw = &f->s[q - f->q];
 
 	s->completions = raw->completions;
+	s->qd_sum = raw->qd_sum;
 	s->qd_runs = raw->qd_runs;
 	s->inflight = raw->inflight;
 }
@@ -162,7 +164,7 @@ static struct fake_ctrl *fake_ctrl(struct kunit *test, int queues)
 	for (i = 0; i < NR_QUEUES; i++)
 		f->vector[i] = i + 1;
 	test->priv = f;
-	kunit_activate_static_stub(test, nvme_coal_queue_at, fake_queue_at);
+	kunit_activate_static_stub(test, nvme_coal_next_queue, fake_next_queue);
 	kunit_activate_static_stub(test, nvme_coal_qid, fake_qid);
 	kunit_activate_static_stub(test, nvme_coal_irq, fake_irq);
 	kunit_activate_static_stub(test, nvme_coal_vector, fake_vector);
@@ -204,7 +206,7 @@ static void run_period(struct fake_ctrl *f, const u32 *depth, const u32 *rate)
 		f->s[i].completions += rate[i];
 		f->s[i].qd_runs += runs;
 		f->s[i].inflight = depth[i];
-		f->q[i].qd_sum += runs * depth[i];
+		f->s[i].qd_sum += runs * depth[i];
 	}
 	nvme_coal_period(&f->cc, f->now);
 }

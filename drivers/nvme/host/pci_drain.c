@@ -30,55 +30,46 @@ NVME_PCI_KNOB(irq_budget, nvme_irq_budget, 0, NVME_IRQ_BUDGET_MAX, NULL);
 MODULE_PARM_DESC(irq_budget,
 		 "completions the interrupt handler reaps before it hands the queue to irq_poll (0-65536, 0 = no bound, default 256)");
 
-/* The queues that were ever started, by qid; NULL after the last one. */
-static struct nvme_drain *drain_next(struct nvme_dev *ndev, unsigned int *qid)
-{
-	struct nvme_queue *nvmeq;
-
-	while ((nvmeq = nvme_pci_queue(ndev, (*qid)++))) {
-		struct nvme_drain *d = nvme_pci_drain(nvmeq);
-
-		if (READ_ONCE(d->nvmeq))
-			return d;
-	}
-	return NULL;
-}
-
 /* Context: process; the queues outlive the file (removed before them). */
 static int drain_show(struct seq_file *m, void *unused)
 {
 	struct nvme_dev *ndev = m->private;
 	u64 sum[6] = { };
 	u32 max_batch = 0;
+	struct nvme_queue *nvmeq;
 	struct nvme_drain *d;
-	unsigned int i = 0;
+	unsigned int i;
 
-	while ((d = drain_next(ndev, &i))) {
-		sum[0] += READ_ONCE(d->irq_runs);
-		sum[1] += READ_ONCE(d->irq_completions);
+	for (i = 0; (nvmeq = nvme_pci_next_queue(ndev, &i)); ) {
+		const struct nvme_queue_stats *st = nvme_pci_stats(nvmeq);
+
+		d = nvme_pci_drain(nvmeq);
+		sum[0] += READ_ONCE(st->irqs);
+		sum[1] += READ_ONCE(st->completions);
 		sum[2] += READ_ONCE(d->fallbacks);
 		sum[3] += READ_ONCE(d->poll_runs);
 		sum[4] += READ_ONCE(d->poll_completions);
 		sum[5] += READ_ONCE(d->shutdown_skips);
-		max_batch = max(max_batch, READ_ONCE(d->max_batch));
+		max_batch = max(max_batch, READ_ONCE(st->max_batch));
 	}
 	seq_printf(m, "budget: %u\n", READ_ONCE(nvme_irq_budget));
 	seq_printf(m, "irq_runs: %llu\nirq_completions: %llu\n", sum[0], sum[1]);
 	seq_printf(m, "fallbacks: %llu\npoll_runs: %llu\n", sum[2], sum[3]);
 	seq_printf(m, "poll_completions: %llu\nmax_batch: %u\n", sum[4], max_batch);
 	seq_printf(m, "shutdown_skips: %llu\n", sum[5]);
-	i = 0;
-	while ((d = drain_next(ndev, &i))) {
-		u16 qid = nvme_pci_qid(d->nvmeq);
+	for (i = 0; (nvmeq = nvme_pci_next_queue(ndev, &i)); ) {
+		const struct nvme_queue_stats *st = nvme_pci_stats(nvmeq);
+		u16 qid = nvme_pci_qid(nvmeq);
 
-		seq_printf(m, "q%u.irq_runs: %llu\n", qid, READ_ONCE(d->irq_runs));
+		d = nvme_pci_drain(nvmeq);
+		seq_printf(m, "q%u.irq_runs: %llu\n", qid, READ_ONCE(st->irqs));
 		seq_printf(m, "q%u.irq_completions: %llu\n", qid,
-			   READ_ONCE(d->irq_completions));
+			   READ_ONCE(st->completions));
 		seq_printf(m, "q%u.fallbacks: %llu\n", qid, READ_ONCE(d->fallbacks));
 		seq_printf(m, "q%u.poll_runs: %llu\n", qid, READ_ONCE(d->poll_runs));
 		seq_printf(m, "q%u.poll_completions: %llu\n", qid,
 			   READ_ONCE(d->poll_completions));
-		seq_printf(m, "q%u.max_batch: %u\n", qid, READ_ONCE(d->max_batch));
+		seq_printf(m, "q%u.max_batch: %u\n", qid, READ_ONCE(st->max_batch));
 		seq_printf(m, "q%u.shutdown_skips: %llu\n", qid,
 			   READ_ONCE(d->shutdown_skips));
 	}
@@ -115,8 +106,7 @@ void nvme_drain_start(struct nvme_drain *d, struct nvme_queue *nvmeq,
 	/* the weight is set at each hand-over, from the budget of the time */
 	irq_poll_init(&d->iop, NVME_IRQ_BUDGET_MAX, poll);
 	d->started = true;
-	/* from now on the statistics show the queue */
-	WRITE_ONCE(d->nvmeq, nvmeq);
+	d->nvmeq = nvmeq;
 }
 
 /**

@@ -25,13 +25,11 @@ extern unsigned int nvme_irq_budget;
  * @nvmeq: the queue; NULL until it is first started
  * @started: @iop is initialised and may be scheduled
  * @deferred: the vector is disabled and @iop owns the queue
- * @irq_runs: statistics, one writer at a time (the vector's handler, or
- *	the poll callback while the vector is disabled): handler runs
- * @irq_completions: completions reaped by the handler
- * @fallbacks: hand-overs to irq_poll
+ * @fallbacks: statistics, one writer at a time (the vector's handler, or
+ *	the poll callback while the vector is disabled): hand-overs to
+ *	irq_poll
  * @poll_runs: runs of the poll callback
  * @poll_completions: completions reaped by the poll callback
- * @max_batch: most completions reaped by one handler run
  * @shutdown_skips: polls that found the vector shut down (CPU hot-unplug)
  *	and left it to genirq instead of enabling it
  */
@@ -40,12 +38,9 @@ struct nvme_drain {
 	struct nvme_queue *nvmeq;
 	bool started;
 	bool deferred;
-	u64 irq_runs;
-	u64 irq_completions;
 	u64 fallbacks;
 	u64 poll_runs;
 	u64 poll_completions;
-	u32 max_batch;
 	u64 shutdown_skips;
 };
 
@@ -69,21 +64,6 @@ static inline int nvme_drain_budget(void)
 	unsigned int b = READ_ONCE(nvme_irq_budget);
 
 	return b ? b : INT_MAX;
-}
-
-/**
- * nvme_drain_account() - account one run of the interrupt handler
- * @d: the queue's drain
- * @reaped: completions it reaped
- *
- * Context: the queue's interrupt handler.
- */
-static inline void nvme_drain_account(struct nvme_drain *d, int reaped)
-{
-	WRITE_ONCE(d->irq_runs, d->irq_runs + 1);
-	WRITE_ONCE(d->irq_completions, d->irq_completions + reaped);
-	if (reaped > d->max_batch)
-		WRITE_ONCE(d->max_batch, reaped);
 }
 
 /* The vector is disabled for irq_poll: posted completions are not lost. */

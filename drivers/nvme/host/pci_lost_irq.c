@@ -34,8 +34,8 @@ unsigned int nvme_lost_irq_poll_ms = 5;
 DEFINE_STATIC_KEY_TRUE(nvme_lost_irq_on);
 
 /*
- * Off: the handler stops counting interrupts and submissions stop arming
- * the timer; a timer still armed finds the period 0 and ends.  Switched on
+ * Off: submissions stop arming the timer; a timer still armed finds the
+ * period 0 and ends.  Switched on
  * again, the first check comes long after the last one: it is late, and
  * the wait is measured from it.
  */
@@ -151,7 +151,6 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	nvme_pci_cq_sample(li->nvmeq, &s);
 	s.now_ns = ktime_get_ns();
 	s.period_ns = lost_irq_period_ns();
-	s.irqs = READ_ONCE(li->irqs);
 	s.outstanding -= min(s.outstanding,
 			     READ_ONCE(li->aer_sent) - READ_ONCE(li->aer_done));
 	WRITE_ONCE(li->checks, li->checks + 1);
@@ -253,8 +252,7 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li,
 	hrtimer_init(&li->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	li->timer.function = lost_irq_timer_fn;
 	INIT_WORK(&li->work, lost_irq_work_fn);
-	/* from now on the statistics show the queue */
-	WRITE_ONCE(li->nvmeq, nvmeq);
+	li->nvmeq = nvmeq;
 
 	spin_lock(sq_lock);
 	li->active = true;
@@ -271,31 +269,13 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li,
  */
 void nvme_lost_irq_stop(struct nvme_lost_irq *li)
 {
-	spinlock_t *sq_lock;
-
 	if (!li->nvmeq)
 		return;
-	sq_lock = nvme_pci_sq_lock(li->nvmeq);
-	spin_lock(sq_lock);
+	spin_lock(nvme_pci_sq_lock(li->nvmeq));
 	li->active = false;
-	spin_unlock(sq_lock);
+	spin_unlock(nvme_pci_sq_lock(li->nvmeq));
 	hrtimer_cancel(&li->timer);
 	cancel_work_sync(&li->work);
-}
-
-/* The queues that were ever started, by qid; NULL after the last one. */
-static struct nvme_lost_irq *lost_irq_next(struct nvme_lost_irq_ctrl *lc,
-					   unsigned int *qid)
-{
-	struct nvme_queue *nvmeq;
-
-	while ((nvmeq = nvme_pci_queue(lc->ndev, (*qid)++))) {
-		struct nvme_lost_irq *li = nvme_pci_lost_irq(nvmeq);
-
-		if (READ_ONCE(li->nvmeq))
-			return li;
-	}
-	return NULL;
 }
 
 /* Context: process; the queues outlive the file (removed before them). */
@@ -304,10 +284,12 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	struct nvme_lost_irq_ctrl *lc = m->private;
 	u64 checks = 0, delayed = 0, late = 0, recoveries = 0, reaped = 0;
 	u64 max_stall = 0;
+	struct nvme_queue *nvmeq;
 	struct nvme_lost_irq *li;
-	unsigned int i = 0;
+	unsigned int i;
 
-	while ((li = lost_irq_next(lc, &i))) {
+	for (i = 0; (nvmeq = nvme_pci_next_queue(lc->ndev, &i)); ) {
+		li = nvme_pci_lost_irq(nvmeq);
 		checks += READ_ONCE(li->checks);
 		delayed += READ_ONCE(li->delayed);
 		late += READ_ONCE(li->late);
@@ -324,10 +306,10 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	seq_printf(m, "max_stall_us: %llu\n", div_u64(max_stall, NSEC_PER_USEC));
 	seq_printf(m, "warned: %d\n",
 		   test_bit(NVME_PCI_WARN_LOST_IRQ, lc->warned));
-	i = 0;
-	while ((li = lost_irq_next(lc, &i))) {
-		u16 qid = nvme_pci_qid(li->nvmeq);
+	for (i = 0; (nvmeq = nvme_pci_next_queue(lc->ndev, &i)); ) {
+		u16 qid = nvme_pci_qid(nvmeq);
 
+		li = nvme_pci_lost_irq(nvmeq);
 		seq_printf(m, "q%u.checks: %llu\n", qid, READ_ONCE(li->checks));
 		seq_printf(m, "q%u.delayed_checks: %llu\n", qid,
 			   READ_ONCE(li->delayed));

@@ -96,7 +96,6 @@ struct nvme_lost_irq_ctrl {
  * @nvmeq: the queue; NULL until it is first started
  * @ctrl: the controller's state
  * @watch: what the checks remember
- * @irqs: interrupts serviced; written by the interrupt handler only
  * @aer_sent: asynchronous event requests submitted (admin queue, sq_lock)
  * @aer_done: asynchronous event requests completed (completion path)
  * @level: the vector is a level-triggered line (INTx)
@@ -116,7 +115,6 @@ struct nvme_lost_irq {
 	struct nvme_queue *nvmeq;
 	struct nvme_lost_irq_ctrl *ctrl;
 	struct nvme_lost_irq_watch watch;
-	u32 irqs;
 	u32 aer_sent;
 	u32 aer_done;
 	bool level;
@@ -149,25 +147,23 @@ bool nvme_lost_irq_inject(struct nvme_lost_irq *li);
 void nvme_lost_irq_inject_debugfs(struct dentry *parent);
 
 /**
- * nvme_lost_irq_note() - account an interrupt of the queue
+ * nvme_lost_irq_dropped() - does fault injection drop this interrupt?
  * @li: the queue's poller state
  *
  * Context: the queue's interrupt handler (hardirq, or its primary handler in
  * threaded mode).
  *
- * Return: false if fault injection drops the interrupt: the handler must
- * then return at once, without looking at the CQ, as if it never came.
+ * Return: true if the handler must return at once, without looking at the
+ * CQ or counting the interrupt, as if it never came.
  */
-static inline bool nvme_lost_irq_note(struct nvme_lost_irq *li)
+static inline bool nvme_lost_irq_dropped(struct nvme_lost_irq *li)
 {
 #ifdef CONFIG_FAULT_INJECTION
-	if (unlikely(READ_ONCE(nvme_fail_lost_irq.probability)) &&
-	    nvme_lost_irq_inject(li))
-		return false;
+	return unlikely(READ_ONCE(nvme_fail_lost_irq.probability)) &&
+	       nvme_lost_irq_inject(li);
+#else
+	return false;
 #endif
-	if (static_branch_likely(&nvme_lost_irq_on))
-		WRITE_ONCE(li->irqs, li->irqs + 1);
-	return true;
 }
 
 /**

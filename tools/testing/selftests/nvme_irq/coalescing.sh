@@ -27,15 +27,40 @@ DBG=/sys/kernel/debug/nvme_pci
 EV=/sys/kernel/tracing/events/nvme_pci/nvme_coalesce_decision
 TRACE=/sys/kernel/tracing/trace
 
-ktap_print_header
-mark_dmesg
-require_root
-require_test_devs
-if [ ! -e "$DBG/disable_adaptive_interrupt_coalescing" ]; then
-	ktap_skip_all "needs debugfs and adaptive coalescing in nvme-pci"
-	exit "$KSFT_SKIP"
-fi
-mkdir -p "$WORK" || exit 1
+ALL_TESTS="
+	disable_rejects disable_erange disable_keeps
+	period_rejects period_erange period_keeps
+	delta_rejects delta_erange delta_keeps
+	avg_qd_rejects avg_qd_erange avg_qd_keeps
+	inflight_rejects inflight_erange inflight_keeps
+	max_delay_rejects max_delay_erange max_delay_keeps
+	qd1_fio_clean
+	qd1_unmoderated
+	off_fio_clean
+	on_fio_clean
+	on_moderated
+	on_fewer_runs
+	on_released
+	device_feature_08h
+	device_readback_loaded
+	device_readback_released
+	external_left_alone
+	external_given_back
+	disabled_under_load
+"
+# booted with nvme.adaptive_coalescing=0
+BOOT_OFF_TESTS="
+	boot_off_says_off
+	boot_off_fio_clean
+	boot_off_moderates_nothing
+"
+# booted with noirqmoderation on controllers that refuse Feature 08h
+NOIRQ_TESTS="
+	noirq_actuator_none
+	noirq_fio_clean
+	noirq_refused_once
+	noirq_actuator_still_none
+"
 
 # key: value of every controller's coalescing file, one line per controller
 coal_key() {
@@ -71,14 +96,14 @@ moderated_ms() {
 }
 # fio over every drive; handler runs per 10000 completions into $WORK/$1.ratio
 fio_opts="--bs=4k --ioengine=libaio --direct=1 --size=32m --verify=crc32c"
-fio_opts+=" --verify_fatal=1 $(fio_all_drives)"
+fio_opts+=" --verify_fatal=1"
 runs_per_io() {
 	local name=$1 r0 c0 r1 c1 rc
 	shift
 
 	r0=$(drain_sum irq_runs)
 	c0=$(($(drain_sum irq_completions) + $(drain_sum poll_completions)))
-	fio_json "$name" --rw=randread "$@" $fio_opts
+	fio_json "$name" --rw=randread "$@" $fio_opts $(fio_all_drives)
 	rc=$?
 	r1=$(drain_sum irq_runs)
 	c1=$(($(drain_sum irq_completions) + $(drain_sum poll_completions)))
@@ -87,47 +112,83 @@ runs_per_io() {
 	return $rc
 }
 
-if [ "$(cmdline_value nvme.adaptive_coalescing 1)" = 0 ]; then
-	ktap_set_plan 3
+# thresholds TCG reaches (QD1 runs ~2k IOPS, QD32 ~8k on this kernel),
+# data written first so that every read verifies, decisions traced
+low_thresholds() {
+	echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
+	echo 50 > "$DBG/coalescing_period_ms"
+	echo 100 > "$DBG/high_io_delta"
+	echo 1 > "$DBG/avg_qd_threshold"
+	echo 2 > "$DBG/total_inflight_io_threshold"
+	echo 1000 > "$DBG/coalescing_max_delay_us"
+	fio_json prep --rw=write --iodepth=16 --do_verify=0 $fio_opts \
+		$(fio_all_drives) > /dev/null
+	echo 1 > "$EV/enable"
+}
+
+boot_off_says_off() {
 	ktap_test_result "nvme.adaptive_coalescing=0: every controller says adaptive: off" \
 		all_say adaptive off
+}
+
+boot_off_run() {
 	echo 1 > "$DBG/high_io_delta"
 	echo 0 > "$DBG/avg_qd_threshold"
 	echo 0 > "$DBG/total_inflight_io_threshold"
-	fio_json prep --rw=write --iodepth=16 --do_verify=0 $fio_opts > /dev/null
+	fio_json prep --rw=write --iodepth=16 --do_verify=0 $fio_opts \
+		$(fio_all_drives) > /dev/null
+	runs_per_io boot-off --iodepth=32 --time_based --runtime=2
+}
+
+boot_off_fio_clean() {
 	ktap_test_result "nvme.adaptive_coalescing=0: QD32 randread verify clean" \
-		runs_per_io boot-off --iodepth=32 --time_based --runtime=2
-	nothing_moderated() {
-		[ "$(moderated_ms)" = 0 ] && [ "$(decisions)" = 0 ] && all_queues off
-	}
+		once boot_off boot_off_run
+}
+
+nothing_moderated() {
+	[ "$(moderated_ms)" = 0 ] && [ "$(decisions)" = 0 ] && all_queues off
+}
+
+boot_off_moderates_nothing() {
+	once boot_off boot_off_run
 	ktap_test_result "nvme.adaptive_coalescing=0: QD32 load moderates nothing" \
 		nothing_moderated
-	ktap_finished
-	exit
-fi
+}
 
-if grep -qw noirqmoderation /proc/cmdline; then
-	ktap_set_plan 4
+noirq_actuator_none() {
 	ktap_test_result "noirqmoderation: actuator none before any load" \
 		all_say actuator none
+}
+
+noirq_run() {
 	echo 1 > "$DBG/high_io_delta"
 	echo 0 > "$DBG/avg_qd_threshold"
 	echo 0 > "$DBG/total_inflight_io_threshold"
-	fio_json prep --rw=write --iodepth=16 --do_verify=0 $fio_opts > /dev/null
+	fio_json prep --rw=write --iodepth=16 --do_verify=0 $fio_opts \
+		$(fio_all_drives) > /dev/null
+	runs_per_io noirqmod --iodepth=32 --time_based --runtime=3
+}
+
+noirq_fio_clean() {
 	ktap_test_result "noirqmoderation: QD32 randread verify clean" \
-		runs_per_io noirqmod --iodepth=32 --time_based --runtime=3
-	refused_once() {
-		once_per_ctrl "adaptive coalescing: genirq does not moderate"
-	}
+		once noirq noirq_run
+}
+
+refused_once() {
+	once_per_ctrl "adaptive coalescing: genirq does not moderate"
+}
+
+noirq_refused_once() {
+	once noirq noirq_run
 	ktap_test_result "noirqmoderation: genirq's refusal logged once per controller" \
 		refused_once
+}
+
+noirq_actuator_still_none() {
+	once noirq noirq_run
 	ktap_test_result "noirqmoderation: actuator still none after load" \
 		all_say actuator none
-	ktap_finished
-	exit
-fi
-
-ktap_set_plan 31
+}
 
 # the value nvme get-feature prints last, as a number; -1 if none
 feat() {
@@ -140,12 +201,17 @@ feat() {
 	echo $((16#${v#0x}))
 }
 # every controller reports Feature 08h changeable (supported capabilities)
-device_coalesces=true
-for c in $(nvme_ctrls); do
-	cap=$(feat "$c" -f 8 -s 3)
-	[ "$cap" -ge 0 ] && [ $((cap & 4)) -ne 0 ] || device_coalesces=false
-done
-ktap_print_msg "the controllers let Feature 08h be changed: $device_coalesces"
+probe_device() {
+	local c cap
+
+	device_coalesces=true
+	for c in $(nvme_ctrls); do
+		cap=$(feat "$c" -f 8 -s 3)
+		[ "$cap" -ge 0 ] && [ $((cap & 4)) -ne 0 ] || device_coalesces=false
+	done
+	ktap_print_msg "the controllers let Feature 08h be changed: $device_coalesces"
+}
+
 # "QID VECTOR" of every I/O queue of controller $1
 queue_vectors() {
 	awk -v c="$1" '$NF ~ "^" c "q[1-9][0-9]*$" {
@@ -178,90 +244,170 @@ device_agrees() {
 	[ "$dw11" -ne 0 ] || return 3	# agreed, coalescing off
 }
 
-# 1-18: every knob rejects bad values, keeping its value
-is_erange() {
-	case "$err" in
+# Every knob rejects bad values, keeping its value
+declare -A KNOB_BAD_OK KNOB_ERR KNOB_OLD
+
+knob_run() {	# knob_run KNOB LOW HIGH: LOW empty when 0 is valid
+	local knob=$1 low=$2 high=$3 f=$DBG/$1 bad ok=1
+
+	KNOB_OLD[$knob]=$(cat "$f")
+	for bad in -1 abc "$low" "$high"; do
+		[ -z "$bad" ] && continue
+		write_rejected "$f" "$bad" || ok=0
+	done
+	KNOB_BAD_OK[$knob]=$ok
+	KNOB_ERR[$knob]=$( (echo "$high" > "$f") 2>&1)
+	ktap_print_msg "$knob=$high: ${KNOB_ERR[$knob]##*: }"
+}
+
+knob_is_erange() {
+	case "${KNOB_ERR[$1]}" in
 	*"out of range"*) return 0 ;;
 	esac
 	return 1
 }
-for spec in disable_adaptive_interrupt_coalescing::2 \
-	    coalescing_period_ms:9:1001 high_io_delta:0:100000001 \
-	    avg_qd_threshold::65537 total_inflight_io_threshold::16777217 \
-	    coalescing_max_delay_us:0:10001; do
-	IFS=: read -r knob low high <<< "$spec"
-	f=$DBG/$knob
-	old=$(cat "$f")
-	bad_ok=1
-	for bad in -1 abc "$low" "$high"; do
-		[ -z "$bad" ] && continue
-		write_rejected "$f" "$bad" || bad_ok=0
-	done
-	err=$( (echo "$high" > "$f") 2>&1)
-	ktap_print_msg "$knob=$high: ${err##*: }"
-	ktap_test_result "$knob rejects -1, abc${low:+, $low}, $high" [ $bad_ok = 1 ]
-	ktap_test_result "$knob: above the range is ERANGE" is_erange
-	ktap_test_result "$knob keeps $old" [ "$(cat "$f")" = "$old" ]
-done
 
-# thresholds TCG reaches: QD1 runs ~2k IOPS, QD32 ~8k on this kernel
-echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
-echo 50 > "$DBG/coalescing_period_ms"
-echo 100 > "$DBG/high_io_delta"
-echo 1 > "$DBG/avg_qd_threshold"
-echo 2 > "$DBG/total_inflight_io_threshold"
-echo 1000 > "$DBG/coalescing_max_delay_us"
-fio_json prep --rw=write --iodepth=16 --do_verify=0 $fio_opts > /dev/null
-
-# 19-20: QD1 never engages
-echo 1 > "$EV/enable"
-echo > "$TRACE"
-d0=$(decisions)
-ktap_test_result "QD1 randread verify clean" \
-	runs_per_io qd1 --iodepth=1 --time_based --runtime=3
-engaged=$(grep -c ' -> on/' "$TRACE")
-ktap_print_msg "QD1: $engaged engagements traced, decisions $d0 -> $(decisions)"
-qd1_unmoderated() {
-	[ "$engaged" = 0 ] && [ "$(decisions)" = "$d0" ] && all_queues off
+knob_rejects() {
+	once "$1" knob_run "$@"
+	ktap_test_result "$1 rejects -1, abc${2:+, $2}, $3" [ "${KNOB_BAD_OK[$1]}" = 1 ]
 }
-ktap_test_result "QD1: no queue moderated (state file and tracepoint)" \
-	qd1_unmoderated
 
-# 21: adaptive off: the reference
-echo 1 > "$DBG/disable_adaptive_interrupt_coalescing"
+knob_erange() {
+	once "$1" knob_run "$@"
+	ktap_test_result "$1: above the range is ERANGE" knob_is_erange "$1"
+}
+
+knob_keeps() {
+	once "$1" knob_run "$@"
+	ktap_test_result "$1 keeps ${KNOB_OLD[$1]}" [ "$(cat "$DBG/$1")" = "${KNOB_OLD[$1]}" ]
+}
+
+DISABLE="disable_adaptive_interrupt_coalescing '' 2"
+PERIOD="coalescing_period_ms 9 1001"
+DELTA="high_io_delta 0 100000001"
+AVG_QD="avg_qd_threshold '' 65537"
+INFLIGHT="total_inflight_io_threshold '' 16777217"
+MAX_DELAY="coalescing_max_delay_us 0 10001"
+disable_rejects() { eval knob_rejects "$DISABLE"; }
+disable_erange() { eval knob_erange "$DISABLE"; }
+disable_keeps() { eval knob_keeps "$DISABLE"; }
+period_rejects() { eval knob_rejects "$PERIOD"; }
+period_erange() { eval knob_erange "$PERIOD"; }
+period_keeps() { eval knob_keeps "$PERIOD"; }
+delta_rejects() { eval knob_rejects "$DELTA"; }
+delta_erange() { eval knob_erange "$DELTA"; }
+delta_keeps() { eval knob_keeps "$DELTA"; }
+avg_qd_rejects() { eval knob_rejects "$AVG_QD"; }
+avg_qd_erange() { eval knob_erange "$AVG_QD"; }
+avg_qd_keeps() { eval knob_keeps "$AVG_QD"; }
+inflight_rejects() { eval knob_rejects "$INFLIGHT"; }
+inflight_erange() { eval knob_erange "$INFLIGHT"; }
+inflight_keeps() { eval knob_keeps "$INFLIGHT"; }
+max_delay_rejects() { eval knob_rejects "$MAX_DELAY"; }
+max_delay_erange() { eval knob_erange "$MAX_DELAY"; }
+max_delay_keeps() { eval knob_keeps "$MAX_DELAY"; }
+
+# QD1 never engages
+qd1_run() {
+	local d0
+
+	once low low_thresholds
+	echo > "$TRACE"
+	d0=$(decisions)
+	runs_per_io qd1 --iodepth=1 --time_based --runtime=3
+	qd1_fio=$?
+	qd1_engaged=$(grep -c ' -> on/' "$TRACE")
+	qd1_decisions=$(($(decisions) - d0))
+	ktap_print_msg "QD1: $qd1_engaged engagements traced, $qd1_decisions decisions"
+	all_queues off
+	qd1_off=$?
+}
+
+qd1_fio_clean() {
+	once qd1 qd1_run
+	ktap_test_result "QD1 randread verify clean" [ "$qd1_fio" = 0 ]
+}
+
+qd1_unmoderated() {
+	once qd1 qd1_run
+	ktap_test_result "QD1: no queue moderated (state file and tracepoint)" \
+		[ "$qd1_engaged:$qd1_decisions:$qd1_off" = 0:0:0 ]
+}
+
 # each job on a CPU of its own, so that its load stays on one queue
 pin="--cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split"
-ktap_test_result "adaptive off: QD32 randread verify clean" \
+
+# adaptive off: the reference
+off_run() {
+	once low low_thresholds
+	echo 1 > "$DBG/disable_adaptive_interrupt_coalescing"
 	runs_per_io off --iodepth=32 --time_based --runtime=4 $pin
-
-# 22-25: adaptive on
-echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
-echo > "$TRACE"
-m0=$(moderated_ms)
-ktap_test_result "adaptive on: QD32 randread verify clean" \
-	runs_per_io on --iodepth=32 --time_based --runtime=4 $pin
-off=$(cat "$WORK/off.ratio")
-on=$(cat "$WORK/on.ratio")
-engaged=$(grep -c ' -> on/' "$TRACE")
-ktap_print_msg "handler runs per 10000 completions: adaptive off $off, on $on"
-ktap_print_msg "$engaged engagements traced, moderated $(($(moderated_ms) - m0)) ms in all"
-grep ' -> on/' "$TRACE" | head -n 2 | sed 's/^ *//; s/^/# /'
-qd32_moderated() {
-	[ "$engaged" -gt 0 ] && [ "$(moderated_ms)" -gt "$m0" ]
+	off_fio=$?
+	echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
 }
-ktap_test_result "QD32: busy queues moderated (tracepoint and time moderated)" \
-	qd32_moderated
-ktap_test_result "fewer handler runs per completed I/O with adaptive on" \
-	[ "$on" -lt "$off" ]
-sleep 0.5
-ktap_test_result "load stopped: every queue released" all_queues off
 
-# 26-28: a controller that takes Feature 08h carries the moderated queues:
-# what it reads back is what the driver set, and 0 once released.  One
-# that refuses it (stock QEMU) logs one info line, genirq moderates
-# instead, no error.
+off_fio_clean() {
+	once off off_run
+	ktap_test_result "adaptive off: QD32 randread verify clean" [ "$off_fio" = 0 ]
+}
+
+# adaptive on
+on_run() {
+	local m0
+
+	once low low_thresholds
+	echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
+	echo > "$TRACE"
+	m0=$(moderated_ms)
+	runs_per_io on --iodepth=32 --time_based --runtime=4 $pin
+	on_fio=$?
+	on_engaged=$(grep -c ' -> on/' "$TRACE")
+	on_moderated_ms=$(($(moderated_ms) - m0))
+	ktap_print_msg "$on_engaged engagements traced, moderated $on_moderated_ms ms in all"
+	grep ' -> on/' "$TRACE" | head -n 2 | sed 's/^ *//; s/^/# /'
+	sleep 0.5
+	all_queues off
+	on_released=$?
+}
+
+on_fio_clean() {
+	once on on_run
+	ktap_test_result "adaptive on: QD32 randread verify clean" [ "$on_fio" = 0 ]
+}
+
+on_moderated() {
+	once on on_run
+	ktap_test_result "QD32: busy queues moderated (tracepoint and time moderated)" \
+		[ "$on_engaged" -gt 0 -a "$on_moderated_ms" -gt 0 ]
+}
+
+fewer_runs() {
+	local off on
+
+	off=$(cat "$WORK/off.ratio" 2> /dev/null)
+	on=$(cat "$WORK/on.ratio" 2> /dev/null)
+	ktap_print_msg "handler runs per 10000 completions: adaptive off $off, on $on"
+	[ -n "$off" ] && [ -n "$on" ] && [ "$on" -lt "$off" ]
+}
+
+on_fewer_runs() {
+	once off off_run
+	once on on_run
+	ktap_test_result "fewer handler runs per completed I/O with adaptive on" \
+		fewer_runs
+}
+
+on_released() {
+	once on on_run
+	ktap_test_result "load stopped: every queue released" [ "$on_released" = 0 ]
+}
+
+# A controller that takes Feature 08h carries the moderated queues: what
+# it reads back is what the driver set, and 0 once released.  One that
+# refuses it (stock QEMU) logs one info line, genirq moderates instead, no
+# error.
 device_at_rest() {
-	local c q v
+	local c q v cd
 
 	for c in $(nvme_ctrls); do
 		[ "$(feat "$c" -f 8)" = 0 ] || return 1
@@ -271,48 +417,70 @@ device_at_rest() {
 		done <<< "$(queue_vectors "$c")"
 	done
 }
-if $device_coalesces; then
-	device_used() {
-		all_say feature_08h accepted && all_say actuator device &&
-			! dmesg_since | grep -qiE 'nvme.*(error|timeout)' &&
-			! dmesg_since | grep -qE 'nvme[0-9]+: interrupt coalescing: .* refused'
-	}
-	ktap_test_result "Feature 08h accepted: the device carries the moderated queues, no error" \
-		device_used
-	# Under load, once a queue of every controller is moderated: what each
-	# controller reads back agrees with the driver, coalescing on.  A Set
-	# Features the work item sent may be answered but not yet recorded, and
-	# nvme-cli takes about a second a call on a busy TCG guest: a few tries.
-	# every named controller has a moderated queue
-	all_moderated() {
-		local c
 
-		for c in $(nvme_ctrls); do
-			grep -q 'state: moderated' "$DBG/$c/coalescing" || return 1
-		done
-	}
-	readback() {
-		local c rc try t
+device_used() {
+	all_say feature_08h accepted && all_say actuator device &&
+		! dmesg_since | grep -qiE 'nvme.*(error|timeout)' &&
+		! dmesg_since | grep -qE 'nvme[0-9]+: interrupt coalescing: .* refused'
+}
 
-		for t in $(seq 100); do
-			# every controller has a moderated queue (grep -L: none without)
-			all_moderated && break
-			sleep 0.1
+feat_refused_once() {
+	once_per_ctrl "interrupt coalescing: Set Features 08h refused (status 0x410e)" &&
+		all_say feature_08h refused && all_say actuator genirq &&
+		! dmesg_since | grep -qiE 'nvme.*(error|timeout)'
+}
+
+device_feature_08h() {
+	once probe probe_device
+	once on on_run
+	if $device_coalesces; then
+		msg="Feature 08h accepted: the device carries the moderated queues,"
+		ktap_test_result "$msg no error" device_used
+	else
+		msg="Feature 08h refused: one info line per controller, genirq,"
+		ktap_test_result "$msg no error" feat_refused_once
+	fi
+}
+
+# every named controller has a moderated queue
+all_moderated() {
+	local c
+
+	for c in $(nvme_ctrls); do
+		grep -q 'state: moderated' "$DBG/$c/coalescing" || return 1
+	done
+}
+
+# Under load, once a queue of every controller is moderated: what each
+# controller reads back agrees with the driver, coalescing on.  A Set
+# Features the work item sent may be answered but not yet recorded, and
+# nvme-cli takes about a second a call on a busy TCG guest: a few tries.
+readback() {
+	local c rc try t out
+
+	for t in $(seq 100); do
+		all_moderated && break
+		sleep 0.1
+	done
+	for c in $(nvme_ctrls); do
+		for try in $(seq 8); do
+			out=$(device_agrees "$c")
+			rc=$?
+			ktap_print_msg "try $try: $out (rc $rc)"
+			[ $rc = 0 ] && break
+			[ $rc = 1 ] && sleep 0.2
 		done
-		for c in $(nvme_ctrls); do
-			for try in $(seq 8); do
-				out=$(device_agrees "$c")
-				rc=$?
-				ktap_print_msg "try $try: $out (rc $rc)"
-				[ $rc = 0 ] && break
-				[ $rc = 1 ] && sleep 0.2
-			done
-			[ $rc = 0 ] || return 1
-		done
-	}
-	# One-second periods while the device is read: the driver's 08h/09h
-	# then change at most once a second, not twenty times, while three
-	# nvme-cli calls take seconds.
+		[ $rc = 0 ] || return 1
+	done
+}
+
+# One-second periods while the device is read: the driver's 08h/09h then
+# change at most once a second, not twenty times, while three nvme-cli
+# calls take seconds.
+readback_run() {
+	local pid t
+
+	once low low_thresholds
 	echo 1000 > "$DBG/coalescing_period_ms"
 	fio --rw=randread --iodepth=32 --time_based --runtime=60 --bs=4k \
 		--ioengine=libaio --direct=1 $pin $(fio_all_drives) > /dev/null 2>&1 &
@@ -327,60 +495,103 @@ if $device_coalesces; then
 		sleep 0.1
 	done
 	sleep 0.5
+	device_at_rest
+	rest_ok=$?
+}
+
+device_readback_loaded() {
+	once probe probe_device
+	if ! $device_coalesces; then
+		ktap_test_skip "the controllers refuse Feature 08h: nothing to read back under load"
+		return
+	fi
+	once readback readback_run
 	ktap_test_result "under load the device reads back the driver's 08h (on) and 09h (CD)" \
 		[ "$readback_ok" = 0 ]
-	ktap_test_result "released: 08h and every vector's CD read back 0" device_at_rest
-else
-	feat_refused_once() {
-		once_per_ctrl "interrupt coalescing: Set Features 08h refused (status 0x410e)" &&
-			all_say feature_08h refused && all_say actuator genirq &&
-			! dmesg_since | grep -qiE 'nvme.*(error|timeout)'
-	}
-	ktap_test_result "Feature 08h refused: one info line per controller, genirq, no error" \
-		feat_refused_once
-	ktap_test_skip "the controllers refuse Feature 08h: nothing to read back under load"
-	ktap_test_skip "the controllers refuse Feature 08h: nothing to read back at rest"
-fi
+}
 
-# 29-30: vectors somebody else moderates are left alone until given back
-io_irqs=$(nvme_io_irqs)
-set_irqs() {
-	set_moderation "$1" $io_irqs
+device_readback_released() {
+	once probe probe_device
+	if ! $device_coalesces; then
+		ktap_test_skip "the controllers refuse Feature 08h: nothing to read back at rest"
+		return
+	fi
+	once readback readback_run
+	ktap_test_result "released: 08h and every vector's CD read back 0" [ "$rest_ok" = 0 ]
 }
-irqs_say() {
-	moderation_is "$1" $io_irqs
-}
-set_irqs 700
-all_queues external
-idle_external=$?
-left_alone() {
-	[ "$idle_external" = 0 ] &&
-		fio_json ext --rw=randread --iodepth=32 --time_based --runtime=3 \
-			$fio_opts > /dev/null &&
-		all_queues external && irqs_say 700
-}
-ktap_test_result "vectors moderated through /proc: external at once, left at 700 us under load" \
-	left_alone
-set_irqs 0
-sleep 0.5
-ktap_test_result "given back with 0: no queue external" all_queues off
 
-# 31: switched off under load: released at the next period, and a
-# controller that coalesced is told to stop
-fio_json late --rw=randread --iodepth=32 --time_based --runtime=3 \
-	$fio_opts > /dev/null &
-pid=$!
-sleep 1.5
-echo 1 > "$DBG/disable_adaptive_interrupt_coalescing"
-sleep 0.3
-all_queues off
-released=$?
-wait $pid
-if [ $released = 0 ] && $device_coalesces; then
-	device_at_rest
+# Vectors somebody else moderates are left alone until given back
+external_run() {
+	local io_irqs
+
+	once low low_thresholds
+	io_irqs=$(nvme_io_irqs)
+	set_moderation 700 $io_irqs
+	all_queues external
+	ext_idle=$?
+	fio_json ext --rw=randread --iodepth=32 --time_based --runtime=3 \
+		$fio_opts $(fio_all_drives) > /dev/null
+	ext_fio=$?
+	all_queues external
+	ext_loaded=$?
+	moderation_is 700 $io_irqs
+	ext_kept=$?
+	set_moderation 0 $io_irqs
+	sleep 0.5
+	all_queues off
+	ext_back=$?
+}
+
+external_left_alone() {
+	once external external_run
+	local msg="vectors moderated through /proc: external at once,"
+
+	ktap_test_result "$msg left at 700 us under load" \
+		[ "$ext_idle:$ext_fio:$ext_loaded:$ext_kept" = 0:0:0:0 ]
+}
+
+external_given_back() {
+	once external external_run
+	ktap_test_result "given back with 0: no queue external" [ "$ext_back" = 0 ]
+}
+
+# Switched off under load: released at the next period, and a controller
+# that coalesced is told to stop
+disabled_under_load() {
+	local pid released
+
+	once low low_thresholds
+	once probe probe_device
+	fio_json late --rw=randread --iodepth=32 --time_based --runtime=3 \
+		$fio_opts $(fio_all_drives) > /dev/null &
+	pid=$!
+	sleep 1.5
+	echo 1 > "$DBG/disable_adaptive_interrupt_coalescing"
+	sleep 0.3
+	all_queues off
 	released=$?
+	wait $pid
+	if [ $released = 0 ] && $device_coalesces; then
+		device_at_rest
+		released=$?
+	fi
+	echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
+	ktap_test_result "disabled under load: every queue released" [ $released = 0 ]
+}
+
+ktap_print_header
+mark_dmesg
+require_root
+require_test_devs
+if [ ! -e "$DBG/disable_adaptive_interrupt_coalescing" ]; then
+	ktap_skip_all "needs debugfs and adaptive coalescing in nvme-pci"
+	exit "$KSFT_SKIP"
 fi
-ktap_test_result "disabled under load: every queue released" [ $released = 0 ]
-echo 0 > "$EV/enable"
-echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
-ktap_finished
+mkdir -p "$WORK" || exit 1
+at_exit 'echo 0 > "$EV/enable"'
+if [ "$(cmdline_value nvme.adaptive_coalescing 1)" = 0 ]; then
+	ALL_TESTS=$BOOT_OFF_TESTS
+elif grep -qw noirqmoderation /proc/cmdline; then
+	ALL_TESTS=$NOIRQ_TESTS
+fi
+run_tests

@@ -17,81 +17,147 @@ TRACE=/sys/kernel/tracing
 BUDGET=/sys/module/nvme/parameters/irq_budget
 MODERATION=/sys/module/nvme/parameters/irq_moderation_us
 
-ktap_print_header
-require_root
-require_test_devs
-if [ ! -w "$BUDGET" ] || [ -z "$(nvme_ctrls)" ]; then
-	ktap_skip_all "needs nvme.irq_budget and an NVMe controller"
-	exit "$KSFT_SKIP"
-fi
-mkdir -p "$WORK"
-ktap_set_plan 17
-
-budget=$(cat "$BUDGET")
+ALL_TESTS="
+	budget2_fio_clean
+	budget2_falls_back
+	budget2_poll_reaps
+	budget2_traced
+	budget2_no_timeout
+	budget0_fio_clean
+	budget0_no_fallback
+	budget_rejects_negative
+	budget_rejects_text
+	budget_rejects_too_big
+	moderation_rejects_negative
+	moderation_rejects_text
+	moderation_rejects_too_big
+	moderation_rejects_empty
+	hotplug_fio_clean
+	hotplug_vectors_work
+	hotplug_no_timeout
+"
 ONLINE=/sys/devices/system/cpu/cpu1/online
-restore() {
-	echo "$budget" > "$BUDGET"
-	[ -w "$ONLINE" ] && echo 1 > "$ONLINE"
-}
-at_exit restore
-
-# 1-5: budget 2: a QD64 queue cannot be drained in one run
 fio_opts="--rw=randrw --bs=4k --ioengine=libaio --direct=1 --iodepth=64"
-fio_opts+=" --size=32m --verify=crc32c --verify_fatal=1 $(fio_all_drives)"
-f0=$(drain_sum fallbacks)
-p0=$(drain_sum poll_completions)
-mark_dmesg
-echo 2 > "$BUDGET"
-echo 1 > "$TRACE/events/nvme_pci/nvme_irq_poll_fallback/enable" 2> /dev/null
-echo 1 > "$TRACE/events/nvme_pci/nvme_irq_poll_done/enable" 2> /dev/null
-echo > "$TRACE/trace" 2> /dev/null
-ktap_test_result "budget 2: fio randrw QD64 verify clean" fio_json small $fio_opts
-echo 0 > "$TRACE/events/nvme_pci/enable" 2> /dev/null
-echo "$budget" > "$BUDGET"
-fallbacks=$(($(drain_sum fallbacks) - f0))
-polled=$(($(drain_sum poll_completions) - p0))
-ktap_print_msg "$fallbacks hand-overs to irq_poll, $polled completions reaped by it"
-ktap_test_result "budget 2: the handler fell back to irq_poll" [ "$fallbacks" -gt 0 ]
-ktap_test_result "budget 2: irq_poll reaped completions" [ "$polled" -gt 0 ]
-fb=$(grep -c 'nvme_irq_poll_fallback: irq=' "$TRACE/trace" 2> /dev/null)
-done_=$(grep -c 'nvme_irq_poll_done: irq=' "$TRACE/trace" 2> /dev/null)
-ktap_print_msg "traced: ${fb:-0} fallbacks, ${done_:-0} returns to the interrupt"
-traced_both() {
-	[ "${fb:-0}" -gt 0 ] && [ "${done_:-0}" -gt 0 ]
+fio_opts+=" --size=32m --verify=crc32c --verify_fatal=1"
+
+# timeouts_since_mark: I/O timeouts logged since mark_dmesg
+timeouts_since_mark() {
+	dmesg_since | grep -c timeout
 }
-ktap_test_result "tracepoints show hand-overs and returns" traced_both
-ktap_test_result "budget 2: nothing timed out" no_timeouts
 
-# 6-7: budget 0 (unbounded): no hand-over at all
-f0=$(drain_sum fallbacks)
-echo 0 > "$BUDGET"
-ktap_test_result "budget 0: fio randrw QD64 verify clean" fio_json unbounded $fio_opts
-echo "$budget" > "$BUDGET"
-ktap_test_result "budget 0: no fallback to irq_poll" \
-	[ "$(drain_sum fallbacks)" = "$f0" ]
+# Budget 2: a QD64 queue cannot be drained in one run
+budget2_run() {
+	local f0 p0
 
-# 8-14: bad values rejected, the old value kept
-echo 5 > "$BUDGET"
-for bad in -1 abc 65537; do
-	ktap_test_result "irq_budget rejects '$bad' and keeps 5" \
-		rejects_keeps "$BUDGET" "$bad"
-done
-echo "$budget" > "$BUDGET"
-old=$(cat "$MODERATION")
-for bad in -1 abc 10001 ''; do
-	ktap_test_result "irq_moderation_us rejects '$bad' and keeps $old" \
-		rejects_keeps "$MODERATION" "$bad"
-done
+	f0=$(drain_sum fallbacks)
+	p0=$(drain_sum poll_completions)
+	mark_dmesg
+	echo 2 > "$BUDGET"
+	echo 1 > "$TRACE/events/nvme_pci/nvme_irq_poll_fallback/enable" 2> /dev/null
+	echo 1 > "$TRACE/events/nvme_pci/nvme_irq_poll_done/enable" 2> /dev/null
+	echo > "$TRACE/trace" 2> /dev/null
+	fio_json small $fio_opts $(fio_all_drives)
+	b2_fio=$?
+	echo 0 > "$TRACE/events/nvme_pci/enable" 2> /dev/null
+	echo "$budget" > "$BUDGET"
+	b2_fallbacks=$(($(drain_sum fallbacks) - f0))
+	b2_polled=$(($(drain_sum poll_completions) - p0))
+	ktap_print_msg "$b2_fallbacks hand-overs to irq_poll," \
+		"$b2_polled completions reaped by it"
+	b2_fb=$(grep -c 'nvme_irq_poll_fallback: irq=' "$TRACE/trace" 2> /dev/null)
+	b2_done=$(grep -c 'nvme_irq_poll_done: irq=' "$TRACE/trace" 2> /dev/null)
+	ktap_print_msg "traced: ${b2_fb:-0} fallbacks, ${b2_done:-0} returns to the interrupt"
+	b2_timeouts=$(timeouts_since_mark)
+}
 
-# 15-17: budget 1 under fio pinned to CPU1, CPU1 offline and back ten
-# times.  Its queues' managed vectors are shut down with it; a poll that was
-# still scheduled is moved to CPU0 by irq_poll_cpu_dead() and must leave the
+budget2_fio_clean() {
+	once budget2_run
+	ktap_test_result "budget 2: fio randrw QD64 verify clean" [ "$b2_fio" = 0 ]
+}
+
+budget2_falls_back() {
+	once budget2_run
+	ktap_test_result "budget 2: the handler fell back to irq_poll" \
+		[ "$b2_fallbacks" -gt 0 ]
+}
+
+budget2_poll_reaps() {
+	once budget2_run
+	ktap_test_result "budget 2: irq_poll reaped completions" [ "$b2_polled" -gt 0 ]
+}
+
+traced_both() {
+	[ "${b2_fb:-0}" -gt 0 ] && [ "${b2_done:-0}" -gt 0 ]
+}
+
+budget2_traced() {
+	once budget2_run
+	ktap_test_result "tracepoints show hand-overs and returns" traced_both
+}
+
+budget2_no_timeout() {
+	once budget2_run
+	ktap_test_result "budget 2: nothing timed out" [ "$b2_timeouts" = 0 ]
+}
+
+# Budget 0 (unbounded): no hand-over at all
+budget0_run() {
+	local f0
+
+	f0=$(drain_sum fallbacks)
+	echo 0 > "$BUDGET"
+	fio_json unbounded $fio_opts $(fio_all_drives)
+	b0_fio=$?
+	echo "$budget" > "$BUDGET"
+	b0_fallbacks=$(($(drain_sum fallbacks) - f0))
+}
+
+budget0_fio_clean() {
+	once budget0_run
+	ktap_test_result "budget 0: fio randrw QD64 verify clean" [ "$b0_fio" = 0 ]
+}
+
+budget0_no_fallback() {
+	once budget0_run
+	ktap_test_result "budget 0: no fallback to irq_poll" [ "$b0_fallbacks" = 0 ]
+}
+
+# Bad values rejected, the old value kept
+budget_rejects() {
+	echo 5 > "$BUDGET"
+	ktap_test_result "irq_budget rejects '$1' and keeps 5" \
+		rejects_keeps "$BUDGET" "$1"
+	echo "$budget" > "$BUDGET"
+}
+
+budget_rejects_negative() { budget_rejects -1; }
+budget_rejects_text() { budget_rejects abc; }
+budget_rejects_too_big() { budget_rejects 65537; }
+
+moderation_rejects() {
+	ktap_test_result "irq_moderation_us rejects '$1' and keeps $(cat "$MODERATION")" \
+		rejects_keeps "$MODERATION" "$1"
+}
+
+moderation_rejects_negative() { moderation_rejects -1; }
+moderation_rejects_text() { moderation_rejects abc; }
+moderation_rejects_too_big() { moderation_rejects 10001; }
+# rejects_keeps with no value writes the empty string
+moderation_rejects_empty() {
+	ktap_test_result "irq_moderation_us rejects '' and keeps $(cat "$MODERATION")" \
+		rejects_keeps "$MODERATION"
+}
+
+# Budget 1 under fio pinned to CPU1, CPU1 offline and back ten times.  Its
+# queues' managed vectors are shut down with it; a poll that was still
+# scheduled is moved to CPU0 by irq_poll_cpu_dead() and must leave the
 # vector to genirq (enable_irq() would force a start on no online CPU:
 # WARN, and the vector not restarted).  scripts/vm fails the boot on a WARN.
 # The race itself is rarely hit (blk-mq drains the queue before the CPU
 # goes, so the last poll has usually run): shutdown_skips is reported, not
 # required; what is asserted is that hotplug under the drain loses no I/O
 # and leaves the vectors working.
+
 # irqs_on_cpu1: interrupts taken by the NVMe I/O vectors that target CPU1
 irqs_on_cpu1() {
 	local i s=0
@@ -104,37 +170,82 @@ irqs_on_cpu1() {
 	done
 	echo "$s"
 }
-if [ -w "$ONLINE" ] && [ "$(cat "$ONLINE")" = 1 ]; then
+
+can_hotplug() {
+	[ -w "$ONLINE" ] && [ "$(cat "$ONLINE")" = 1 ]
+}
+
+hotplug_run() {
+	local hp_opts s0 i pid skips i0 i1
+
+	can_hotplug || return 1
 	hp_opts="--rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=128"
 	hp_opts+=" --cpus_allowed=1 --time_based --runtime=1 $(fio_all_drives)"
+	mark_dmesg
 	s0=$(drain_sum shutdown_skips)
 	echo 1 > "$BUDGET"
-	cycles=0 failed=0
+	hp_cycles=0 hp_failed=0
 	for i in $(seq 10); do
 		fio_json hotplug$i $hp_opts > /dev/null &
 		pid=$!
 		sleep 0.5
-		echo 0 > "$ONLINE" && cycles=$((cycles + 1))
+		echo 0 > "$ONLINE" && hp_cycles=$((hp_cycles + 1))
 		sleep 0.2
 		echo 1 > "$ONLINE"
-		wait $pid || failed=$((failed + 1))
+		wait $pid || hp_failed=$((hp_failed + 1))
 	done
 	echo "$budget" > "$BUDGET"
 	skips=$(($(drain_sum shutdown_skips) - s0))
-	ktap_print_msg "$cycles offline cycles; polls that found the vector shut down: $skips"
-	ktap_test_result "CPU1 offline and back 10 times under budget 1 and fio: no I/O error" \
-		[ "$cycles:$failed" = 10:0 ]
+	ktap_print_msg "$hp_cycles offline cycles; polls that found the vector shut down: $skips"
 	i0=$(irqs_on_cpu1)
-	fio_json after --cpus_allowed=1 $fio_opts > /dev/null
-	ok=$?
+	fio_json after --cpus_allowed=1 $fio_opts $(fio_all_drives) > /dev/null
+	hp_after=$?
 	i1=$(irqs_on_cpu1)
-	ktap_print_msg "interrupts on CPU1's vectors after it came back: $((i1 - i0))"
-	ktap_test_result "CPU1's vectors serve interrupts again" [ "$ok" -eq 0 -a "$i1" -gt "$i0" ]
-	ktap_test_result "hotplug under the drain: nothing timed out" no_timeouts
-else
-	ktap_test_skip "CPU1 cannot go offline here"
-	ktap_test_skip "CPU1's vectors after hotplug"
-	ktap_test_skip "hotplug: no timeouts"
-fi
+	hp_irqs=$((i1 - i0))
+	ktap_print_msg "interrupts on CPU1's vectors after it came back: $hp_irqs"
+	hp_timeouts=$(timeouts_since_mark)
+	return 0
+}
 
-ktap_finished
+hotplug_fio_clean() {
+	if ! once hotplug_run; then
+		ktap_test_skip "CPU1 cannot go offline here"
+		return
+	fi
+	ktap_test_result "CPU1 offline and back 10 times under budget 1 and fio: no I/O error" \
+		[ "$hp_cycles:$hp_failed" = 10:0 ]
+}
+
+hotplug_vectors_work() {
+	if ! once hotplug_run; then
+		ktap_test_skip "CPU1's vectors after hotplug"
+		return
+	fi
+	ktap_test_result "CPU1's vectors serve interrupts again" \
+		[ "$hp_after" -eq 0 -a "$hp_irqs" -gt 0 ]
+}
+
+hotplug_no_timeout() {
+	if ! once hotplug_run; then
+		ktap_test_skip "hotplug: no timeouts"
+		return
+	fi
+	ktap_test_result "hotplug under the drain: nothing timed out" \
+		[ "$hp_timeouts" = 0 ]
+}
+
+ktap_print_header
+require_root
+require_test_devs
+if [ ! -w "$BUDGET" ] || [ -z "$(nvme_ctrls)" ]; then
+	ktap_skip_all "needs nvme.irq_budget and an NVMe controller"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$WORK"
+budget=$(cat "$BUDGET")
+restore() {
+	echo "$budget" > "$BUDGET"
+	[ -w "$ONLINE" ] && echo 1 > "$ONLINE"
+}
+at_exit restore
+run_tests

@@ -16,58 +16,91 @@ DIR=$(dirname "$0")
 
 WORK=${TMPDIR:-/tmp}/nvme_irq_host_stall
 
-ktap_print_header
-require_root
-require_test_devs
-mark_dmesg
-ctrls=$(nvme_ctrls)
-if [ -z "$ctrls" ] || [ -z "${NVME_IRQ_QMP:-}" ] ||
-   ! "$NVME_IRQ_QMP" stall 1 2> /dev/null; then
-	ktap_skip_all "needs NVMe controllers and a host that can stall the guest (NVME_IRQ_QMP)"
-	exit "$KSFT_SKIP"
-fi
-mkdir -p "$WORK"
-ktap_set_plan 5
+ALL_TESTS="
+	stalls_fio_clean
+	stalls_delay_checks
+	stalls_recover_nothing
+	stalls_no_warning
+	stalls_no_timeout
+"
+PARAM=/sys/module/nvme/parameters/lost_irq_poll_ms
 
 key_sum() {	# key_sum KEY: summed over every controller's lost_irq file
 	nvme_pci_sum lost_irq "$1"
 }
 
-# checks for ktap_test_result, which runs its command unquoted
+# The fixture: fio verifying for 10 s while the host stalls the guest
+# twenty times for 60 ms, the poller checking every ms (more checks fall
+# right after a stall)
+stall_run() {
+	local recov0 late0 delayed0 pid i
+
+	mark_dmesg
+	echo 1 > "$PARAM"
+	recov0=$(key_sum recoveries)
+	late0=$(key_sum late_checks)
+	delayed0=$(key_sum delayed_checks)
+	fio_json stall --rw=randrw --bs=4k --ioengine=libaio --direct=1 \
+		--iodepth=4 --size=16m --verify=crc32c --verify_fatal=1 \
+		--time_based --runtime=10 $(fio_all_drives) > "$WORK/fio.out" &
+	pid=$!
+	sleep 1
+	stalls=0
+	for i in $(seq 20); do
+		"$NVME_IRQ_QMP" stall 60 && stalls=$((stalls + 1))
+		sleep 0.3
+	done
+	wait $pid
+	fio_rc=$?
+	echo "$default_ms" > "$PARAM"
+	cat "$WORK/fio.out"
+	recov=$(($(key_sum recoveries) - recov0))
+	late=$(($(key_sum late_checks) - late0))
+	delayed=$(($(key_sum delayed_checks) - delayed0))
+	ktap_print_msg "$stalls host stalls of 60 ms; recoveries $recov," \
+		"delayed checks $delayed, late checks $late"
+}
+
+stalls_fio_clean() {
+	once stall_run
+	ktap_test_result "host stalls: all 20 happened, fio verify clean" \
+		[ "$fio_rc:$stalls" = 0:20 ]
+}
+
+stalls_delay_checks() {
+	once stall_run
+	ktap_test_result "host stalls: the poller saw checks delayed by them" \
+		[ "$delayed" -gt 0 ]
+}
+
+stalls_recover_nothing() {
+	once stall_run
+	ktap_test_result "host stalls: no completion recovered as lost" \
+		[ "$recov" -eq 0 ]
+}
+
 no_warning() {
 	! dmesg_since | grep -q "completion interrupt lost"
 }
-# checks every ms: more of them fall right after a stall
-PARAM=/sys/module/nvme/parameters/lost_irq_poll_ms
-default_ms=$(cat "$PARAM")
-at_exit 'echo "$default_ms" > "$PARAM"'
-echo 1 > "$PARAM"
-recov0=$(key_sum recoveries)
-late0=$(key_sum late_checks)
-delayed0=$(key_sum delayed_checks)
-fio_json stall --rw=randrw --bs=4k --ioengine=libaio --direct=1 \
-	--iodepth=4 --size=16m --verify=crc32c --verify_fatal=1 \
-	--time_based --runtime=10 $(fio_all_drives) > "$WORK/fio.out" &
-pid=$!
-sleep 1
-stalls=0
-for i in $(seq 20); do
-	"$NVME_IRQ_QMP" stall 60 && stalls=$((stalls + 1))
-	sleep 0.3
-done
-wait $pid
-ok=$?
-cat "$WORK/fio.out"
-recov=$(($(key_sum recoveries) - recov0))
-late=$(($(key_sum late_checks) - late0))
-delayed=$(($(key_sum delayed_checks) - delayed0))
-ktap_print_msg "$stalls host stalls of 60 ms; recoveries $recov," \
-	"delayed checks $delayed, late checks $late"
-ktap_test_result "host stalls: all 20 happened, fio verify clean" \
-	[ "$ok:$stalls" = 0:20 ]
-ktap_test_result "host stalls: the poller saw checks delayed by them" [ "$delayed" -gt 0 ]
-ktap_test_result "host stalls: no completion recovered as lost" [ "$recov" -eq 0 ]
-ktap_test_result "host stalls: no lost-interrupt warning" no_warning
-ktap_test_result "host stalls: nothing timed out" no_timeouts
 
-ktap_finished
+stalls_no_warning() {
+	once stall_run
+	ktap_test_result "host stalls: no lost-interrupt warning" no_warning
+}
+
+stalls_no_timeout() {
+	once stall_run
+	ktap_test_result "host stalls: nothing timed out" no_timeouts
+}
+
+ktap_print_header
+require_root
+require_test_devs
+if [ -z "$(nvme_ctrls)" ] || [ -z "${NVME_IRQ_QMP:-}" ] ||
+   ! "$NVME_IRQ_QMP" stall 1 2> /dev/null; then
+	ktap_skip_all "needs NVMe controllers and a host that can stall the guest (NVME_IRQ_QMP)"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$WORK"
+default_ms=$(cat "$PARAM")
+run_tests

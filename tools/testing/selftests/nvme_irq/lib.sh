@@ -1,6 +1,47 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers of the nvme_irq tests, sourced after ../kselftest/ktap_helpers.sh.
 
+# Each test script lists its test functions in ALL_TESTS and ends with
+# run_tests.  TESTS="name ..." runs only those, as in net/forwarding; the
+# plan is computed from the list.  A test function ends in exactly one
+# result (ktap_test_result, _pass, _fail or _skip); work several of them
+# check is done once, by a function they call that remembers it ran.
+
+# run_tests: run the functions $TESTS names, or all of $ALL_TESTS
+run_tests() {
+	local t n
+
+	for t in ${TESTS:-$ALL_TESTS}; do
+		if ! declare -F "$t" > /dev/null; then
+			ktap_exit_fail_msg "no test '$t' (tests: $(echo $ALL_TESTS))"
+		fi
+	done
+	ktap_set_plan "$(echo ${TESTS:-$ALL_TESTS} | wc -w)"
+	for t in ${TESTS:-$ALL_TESTS}; do
+		n=$KTAP_TESTNO
+		"$t"
+		n=$((KTAP_TESTNO - n))
+		[ "$n" -eq 1 ] || ktap_test_fail "$t ended in $n results, not one"
+	done
+	ktap_finished
+}
+
+# once [NAME] CMD...: run CMD the first time only; later calls return what
+# it returned then (a fixture shared by several tests, run by whichever of
+# them comes first).  NAME tells apart runs of one CMD with other
+# arguments; without it, CMD names the run.
+declare -A ONCE_RC
+once() {
+	local name=$1
+
+	[ $# -gt 1 ] && shift
+	if [ -z "${ONCE_RC[$name]:-}" ]; then
+		"$@"
+		ONCE_RC[$name]=$?
+	fi
+	return "${ONCE_RC[$name]}"
+}
+
 # Value of name=value on the kernel command line, or $2 when it is absent.
 cmdline_value() {
 	local arg

@@ -25,33 +25,14 @@ WORK=${TMPDIR:-/tmp}/nvme_irq_lost_msix
 # io_timeout: the latency itself is the benchmark's (lost scenario).
 SLACK_MS=200
 
-ktap_print_header
-require_root
-require_test_devs
-# the first named namespace and its controller
-NS=$(first_ns)
-CTRL=$(ns_ctrl "${NS#/dev/}")
-if [ ! -w "$PARAM" ] || [ ! -r "$DBG/$CTRL/lost_irq" ]; then
-	ktap_skip_all "needs nvme.lost_irq_poll_ms, debugfs and $CTRL"
-	exit "$KSFT_SKIP"
-fi
-if [ -z "${NVME_IRQ_QMP:-}" ] ||
-   ! dev=$("$NVME_IRQ_QMP" dev "$CTRL" 2> /dev/null) ||
-   ! "$NVME_IRQ_QMP" get "$dev" x-msix-dropped > /dev/null 2>&1; then
-	ktap_skip_all "no emulated controller that can lose MSI-X messages (NVME_IRQ_QMP)"
-	exit "$KSFT_SKIP"
-fi
-mkdir -p "$WORK"
-ktap_set_plan 17
-
-# queue 1: its MSI-X vector and the CPU that submits to it
-irq=$(awk -v q="${CTRL}q1" '$NF == q { sub(":", "", $1); print $1 }' /proc/interrupts)
-vec=$(awk -v q="${CTRL}q1" '$NF == q { for (i = 1; i <= NF; i++)
-	if ($i ~ /^[0-9]+-edge$/) { sub("-edge", "", $i); print $i } }' /proc/interrupts)
-cpu=$(cut -d, -f1 "/sys/block/${NS#/dev/}/mq/0/cpu_list" | cut -d- -f1)
-poll_ms=$(cat "$PARAM")
-io_timeout=$(cat "/sys/block/${NS#/dev/}/queue/io_timeout")
-ktap_print_msg "queue 1 of $CTRL: irq $irq, MSI-X vector $vec, CPU $cpu; poll interval $poll_ms ms"
+ALL_TESTS="
+	lost1_fio_clean lost1_dropped lost1_recovered lost1_no_timeout lost1_within
+	lost50_fio_clean lost50_dropped lost50_recovered lost50_no_timeout lost50_within
+	lost100_fio_clean lost100_dropped lost100_recovered lost100_no_timeout lost100_within
+	poller_off_after_timeout
+	poller_off_completion_polled
+"
+declare -A LOST_OK LOST_DROPPED LOST_RECOVERED LOST_TIMEOUTS LOST_WORST
 
 lose() {	# lose PPM: that fraction of queue 1's messages, 0 for none
 	local mask=$((1 << vec))
@@ -66,7 +47,6 @@ cleanup() {
 	echo "$poll_ms" > "$PARAM"
 	echo "$io_timeout" > "/sys/block/${NS#/dev/}/queue/io_timeout"
 }
-at_exit cleanup
 
 dropped() {
 	local d
@@ -100,53 +80,137 @@ sys.exit(1 if j['error'] or not ios else 0)
 EOF
 }
 
-# 1-15: 1 %, 50 %, 100 % of queue 1's messages lost at the device.  At QD1
-# on queue 1's CPU nothing else can reap a stalled completion (this test is
-# the only I/O on the drive), so every dropped message is a stall the poller
-# must end.
-for ppm in 10000 500000 1000000; do
-	pct=$((ppm / 10000))
+# PCT % of queue 1's messages lost at the device.  At QD1 on queue 1's CPU
+# nothing else can reap a stalled completion (this test is the only I/O on
+# the drive), so every dropped message is a stall the poller must end.
+lose_run() {
+	local pct=$1 ppm=$(($1 * 10000)) d0 r0 t0 res worst ios errs
+
 	d0=$(dropped) r0=$(recoveries) t0=$(timeouts)
 	lose "$ppm"
 	res=$(fio_qd1 "p$pct")
-	ok=$?
+	LOST_OK[$pct]=$?
 	lose 0
 	read -r worst ios errs <<< "$res"
-	d=$(($(dropped) - d0)) r=$(($(recoveries) - r0)) t=$(($(timeouts) - t0))
-	ktap_print_msg "$pct %: $ios I/Os, $d messages dropped, $r stalls recovered," \
-		"worst I/O ${worst:-?} ms, $t timeouts"
-	ktap_test_result "$pct % of queue 1's messages lost: fio verify clean" [ $ok -eq 0 ]
-	ktap_test_result "$pct %: the device dropped messages" [ "$d" -gt 0 ]
-	ktap_test_result "$pct %: every stall recovered by the poller" [ "$r" -ge "$d" ]
-	ktap_test_result "$pct %: nothing timed out" [ "$t" -eq 0 ]
-	within() {
-		local bound=$((3 * poll_ms + SLACK_MS))
+	LOST_DROPPED[$pct]=$(($(dropped) - d0))
+	LOST_RECOVERED[$pct]=$(($(recoveries) - r0))
+	LOST_TIMEOUTS[$pct]=$(($(timeouts) - t0))
+	LOST_WORST[$pct]=$worst
+	ktap_print_msg "$pct %: $ios I/Os, ${LOST_DROPPED[$pct]} messages dropped," \
+		"${LOST_RECOVERED[$pct]} stalls recovered, worst I/O ${worst:-?} ms," \
+		"${LOST_TIMEOUTS[$pct]} timeouts"
+}
 
-		[ -n "$worst" ] && awk -v w="$worst" -v b=$bound 'BEGIN { exit !(w <= b) }'
-	}
-	ktap_test_result "$pct %: worst I/O within three poll intervals + $SLACK_MS ms" within
-done
+lost_fio_clean() {
+	once "lost$1" lose_run "$1"
+	ktap_test_result "$1 % of queue 1's messages lost: fio verify clean" \
+		[ "${LOST_OK[$1]}" -eq 0 ]
+}
 
-# 16-17: poller off, every message of queue 1 lost, io_timeout 2 s: the read
+lost_dropped() {
+	once "lost$1" lose_run "$1"
+	ktap_test_result "$1 %: the device dropped messages" [ "${LOST_DROPPED[$1]}" -gt 0 ]
+}
+
+lost_recovered() {
+	once "lost$1" lose_run "$1"
+	ktap_test_result "$1 %: every stall recovered by the poller" \
+		[ "${LOST_RECOVERED[$1]}" -ge "${LOST_DROPPED[$1]}" ]
+}
+
+lost_no_timeout() {
+	once "lost$1" lose_run "$1"
+	ktap_test_result "$1 %: nothing timed out" [ "${LOST_TIMEOUTS[$1]}" -eq 0 ]
+}
+
+within() {	# within WORST_MS
+	local bound=$((3 * poll_ms + SLACK_MS))
+
+	[ -n "$1" ] && awk -v w="$1" -v b=$bound 'BEGIN { exit !(w <= b) }'
+}
+
+lost_within() {
+	once "lost$1" lose_run "$1"
+	ktap_test_result "$1 %: worst I/O within three poll intervals + $SLACK_MS ms" \
+		within "${LOST_WORST[$1]}"
+}
+
+lost1_fio_clean() { lost_fio_clean 1; }
+lost1_dropped() { lost_dropped 1; }
+lost1_recovered() { lost_recovered 1; }
+lost1_no_timeout() { lost_no_timeout 1; }
+lost1_within() { lost_within 1; }
+lost50_fio_clean() { lost_fio_clean 50; }
+lost50_dropped() { lost_dropped 50; }
+lost50_recovered() { lost_recovered 50; }
+lost50_no_timeout() { lost_no_timeout 50; }
+lost50_within() { lost_within 50; }
+lost100_fio_clean() { lost_fio_clean 100; }
+lost100_dropped() { lost_dropped 100; }
+lost100_recovered() { lost_recovered 100; }
+lost100_no_timeout() { lost_no_timeout 100; }
+lost100_within() { lost_within 100; }
+
+# Poller off, every message of queue 1 lost, io_timeout 2 s: the read
 # stalls until nvme_timeout() finds the completion, as in the field
-echo 0 > "$PARAM"
-echo 2000 > "/sys/block/${NS#/dev/}/queue/io_timeout"
-mark_dmesg
-lose 1000000
-start=$(date +%s%N)
-taskset -c "$cpu" dd if="$NS" of=/dev/null bs=4k count=1 iflag=direct 2> /dev/null
-rc=$?
-took=$((($(date +%s%N) - start) / 1000000))
-lose 0
-echo "$poll_ms" > "$PARAM"
-ktap_print_msg "poller off: the read on CPU $cpu took $took ms"
-after_timeout() {
-	[ $rc -eq 0 ] && [ "$took" -ge 2000 ]
-}
-ktap_test_result "poller off: the read completes after io_timeout" after_timeout
-polled() {
-	dmesg_since | grep -q "$CTRL: I/O tag .* QID 1 timeout, completion polled"
-}
-ktap_test_result "poller off: nvme_timeout() logs 'completion polled'" polled
+poller_off_run() {
+	local start
 
-ktap_finished
+	echo 0 > "$PARAM"
+	echo 2000 > "/sys/block/${NS#/dev/}/queue/io_timeout"
+	mark_dmesg
+	lose 1000000
+	start=$(date +%s%N)
+	taskset -c "$cpu" dd if="$NS" of=/dev/null bs=4k count=1 iflag=direct 2> /dev/null
+	off_rc=$?
+	off_ms=$((($(date +%s%N) - start) / 1000000))
+	lose 0
+	echo "$poll_ms" > "$PARAM"
+	echo "$io_timeout" > "/sys/block/${NS#/dev/}/queue/io_timeout"
+	ktap_print_msg "poller off: the read on CPU $cpu took $off_ms ms"
+	off_polled=false
+	dmesg_since | grep -q "$CTRL: I/O tag .* QID 1 timeout, completion polled" &&
+		off_polled=true
+}
+
+poller_off_after_timeout() {
+	once poller_off_run
+	ktap_test_result "poller off: the read completes after io_timeout" \
+		[ "$off_rc:$((off_ms >= 2000))" = 0:1 ]
+}
+
+poller_off_completion_polled() {
+	once poller_off_run
+	ktap_test_result "poller off: nvme_timeout() logs 'completion polled'" \
+		$off_polled
+}
+
+ktap_print_header
+require_root
+require_test_devs
+# the first named namespace and its controller
+NS=$(first_ns)
+CTRL=$(ns_ctrl "${NS#/dev/}")
+if [ ! -w "$PARAM" ] || [ ! -r "$DBG/$CTRL/lost_irq" ]; then
+	ktap_skip_all "needs nvme.lost_irq_poll_ms, debugfs and $CTRL"
+	exit "$KSFT_SKIP"
+fi
+if [ -z "${NVME_IRQ_QMP:-}" ] ||
+   ! dev=$("$NVME_IRQ_QMP" dev "$CTRL" 2> /dev/null) ||
+   ! "$NVME_IRQ_QMP" get "$dev" x-msix-dropped > /dev/null 2>&1; then
+	ktap_skip_all "no emulated controller that can lose MSI-X messages (NVME_IRQ_QMP)"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$WORK"
+
+# queue 1: its MSI-X vector and the CPU that submits to it
+irq=$(awk -v q="${CTRL}q1" '$NF == q { sub(":", "", $1); print $1 }' /proc/interrupts)
+vec=$(awk -v q="${CTRL}q1" '$NF == q { for (i = 1; i <= NF; i++)
+	if ($i ~ /^[0-9]+-edge$/) { sub("-edge", "", $i); print $i } }' /proc/interrupts)
+cpu=$(cut -d, -f1 "/sys/block/${NS#/dev/}/mq/0/cpu_list" | cut -d- -f1)
+poll_ms=$(cat "$PARAM")
+io_timeout=$(cat "/sys/block/${NS#/dev/}/queue/io_timeout")
+ktap_print_msg "queue 1 of $CTRL: irq $irq, MSI-X vector $vec, CPU $cpu; poll interval $poll_ms ms"
+
+at_exit cleanup
+run_tests

@@ -17,37 +17,34 @@ WORK=${TMPDIR:-/tmp}/nvme_irq_moderation
 TRACE=/sys/kernel/tracing
 DELAY=1000
 
-ktap_print_header
-mark_dmesg
-require_root
-require_test_devs
-irqs=$(nvme_io_irqs)
-first=$(echo "$irqs" | head -n 1)
-if grep -qw noirqmoderation /proc/cmdline; then
-	# switched off: no knob, and nvme.irq_moderation_us= is refused with
-	# one message per controller, the vectors signalling at once
-	ktap_set_plan 2
-	ktap_test_result "noirqmoderation: no /proc/irq/*/moderation_us" \
-		[ -z "$(ls /proc/irq/*/moderation_us 2> /dev/null)" ]
-	us=$(cmdline_value nvme.irq_moderation_us 0)
-	refused_once() {
-		once_per_ctrl "irq_moderation_us=$us not applied"
-	}
-	if [ "$us" = 0 ]; then
-		ktap_test_skip "nvme.irq_moderation_us not on the command line"
-	else
-		ktap_test_result "nvme.irq_moderation_us=$us refused: one message per controller" \
-			refused_once
-	fi
-	ktap_finished
-	exit
-fi
-if [ -z "$first" ] || [ ! -e "/proc/irq/$first/moderation_us" ]; then
-	ktap_skip_all "needs NVMe I/O vectors and CONFIG_IRQ_MODERATION"
-	exit "$KSFT_SKIP"
-fi
-mkdir -p "$WORK"
-ktap_set_plan 20
+ALL_TESTS="
+	boot_param_applied
+	off_fio_clean
+	delay_written
+	delay_reads_back
+	on_fio_clean
+	on_fewer_runs
+	on_held_counted
+	on_traced
+	rejects_negative
+	rejects_text
+	rejects_too_big
+	rejects_overflow
+	rejects_empty
+	too_big_is_erange
+	level_refused
+	shared_refused
+	hotplug_fio_clean
+	hotplug_cpu1_serves
+	off_written
+	off_nothing_held
+"
+# with noirqmoderation there is no knob, and nvme.irq_moderation_us= is
+# refused with one message per controller, the vectors signalling at once
+NOIRQ_TESTS="
+	noirq_no_knob
+	noirq_param_refused
+"
 
 set_all() {
 	set_moderation "$1" $irqs
@@ -62,25 +59,53 @@ stat_sum() {
 		cat "/proc/irq/$i/moderation_stats"
 	done | awk -v k="$1:" '$1 == k { s += $2 } END { print s + 0 }'
 }
-at_exit set_all 0
 
-# 1: the boot parameter
-boot=$(cmdline_value nvme.irq_moderation_us 0)
-ktap_test_result "nvme.irq_moderation_us=$boot applied to every I/O vector" \
-	all_are "$boot"
+noirq_no_knob() {
+	ktap_test_result "noirqmoderation: no /proc/irq/*/moderation_us" \
+		[ -z "$(ls /proc/irq/*/moderation_us 2> /dev/null)" ]
+}
 
-# 2-3: fio randread QD32 over every drive with moderation off, then on, in
-# this boot; data written first so that every read verifies
+refused_once() {
+	once_per_ctrl "irq_moderation_us=$1 not applied"
+}
+
+noirq_param_refused() {
+	local us
+
+	us=$(cmdline_value nvme.irq_moderation_us 0)
+	if [ "$us" = 0 ]; then
+		ktap_test_skip "nvme.irq_moderation_us not on the command line"
+	else
+		ktap_test_result "nvme.irq_moderation_us=$us refused: one message per controller" \
+			refused_once "$us"
+	fi
+}
+
+boot_param_applied() {
+	local boot
+
+	boot=$(cmdline_value nvme.irq_moderation_us 0)
+	ktap_test_result "nvme.irq_moderation_us=$boot applied to every I/O vector" \
+		all_are "$boot"
+}
+
+# fio randread QD32 over every drive with moderation off, then on, in this
+# boot; data written first so that every read verifies
 fio_opts="--bs=4k --ioengine=libaio --direct=1 --size=32m --verify=crc32c"
-fio_opts+=" --verify_fatal=1 $(fio_all_drives)"
-set_all 0
-fio_json prep --rw=write --iodepth=16 --do_verify=0 $fio_opts > /dev/null
+fio_opts+=" --verify_fatal=1"
+
+prep_run() {
+	set_all 0
+	fio_json prep --rw=write --iodepth=16 --do_verify=0 $fio_opts \
+		$(fio_all_drives) > /dev/null
+}
+
 runs_per_io() {	# fio job name: handler runs per completion during it
 	local r0 c0 r1 c1 rc
 
 	r0=$(drain_sum irq_runs)
 	c0=$(($(drain_sum irq_completions) + $(drain_sum poll_completions)))
-	fio_json "$1" --rw=randread --iodepth=32 $fio_opts
+	fio_json "$1" --rw=randread --iodepth=32 $fio_opts $(fio_all_drives)
 	rc=$?
 	r1=$(drain_sum irq_runs)
 	c1=$(($(drain_sum irq_completions) + $(drain_sum poll_completions)))
@@ -88,105 +113,245 @@ runs_per_io() {	# fio job name: handler runs per completion during it
 	ktap_print_msg "$1: $((r1 - r0)) handler runs for $((c1 - c0)) completions"
 	return $rc
 }
-ktap_test_result "moderation off: fio randread QD32 verify clean" runs_per_io off
-ktap_test_result "moderation_us=$DELAY written to every I/O vector" set_all $DELAY
-ktap_test_result "every I/O vector reads back $DELAY" all_are $DELAY
 
-# 4-8: moderated run, with the tracepoint on
-held0=$(stat_sum held)
-echo 1 > "$TRACE/events/irq_moderation/enable" 2> /dev/null
-echo > "$TRACE/trace" 2> /dev/null
-ktap_test_result "moderation on: fio randread QD32 verify clean" runs_per_io on
-echo 0 > "$TRACE/events/irq_moderation/enable" 2> /dev/null
-off=$(cat "$WORK/off.ratio")
-on=$(cat "$WORK/on.ratio")
-ktap_print_msg "handler runs per 10000 completions: off $off, on $on"
-ktap_test_result "fewer handler runs per completed I/O with moderation on" \
-	[ "$on" -lt "$off" ]
-held=$(($(stat_sum held) - held0))
-ktap_print_msg "$held interrupts held, $(stat_sum delays) quiet times with a hold"
-ktap_test_result "moderation_stats counted held interrupts" [ "$held" -gt 0 ]
-events=$(grep -c 'irq_moderation_hold: irq=' "$TRACE/trace" 2> /dev/null)
-ktap_print_msg "${events:-0} irq_moderation_hold events traced"
-ktap_test_result "tracepoint irq_moderation_hold fired" [ "${events:-0}" -gt 0 ]
-
-# 9-14: bad values: -EINVAL or -ERANGE, the old value kept
-echo 100 > "/proc/irq/$first/moderation_us"
-for bad in -1 abc 10001 99999999999999999999 ''; do
-	ktap_test_result "moderation_us rejects '$bad' and keeps 100" \
-		rejects_keeps "/proc/irq/$first/moderation_us" "$bad"
-done
-err=$( (echo 10001 > "/proc/irq/$first/moderation_us") 2>&1)
-ktap_print_msg "10001: ${err##*: }"
-is_erange() {
-	grep -q 'out of range' <<< "$err"
+off_run() {
+	once prep prep_run
+	set_all 0
+	runs_per_io off
 }
-ktap_test_result "above the maximum: ERANGE" is_erange
 
-# 15-16: a level-triggered vector of the guest, and a shared one if any
-level=
-shared=
-for d in /sys/kernel/irq/*; do
-	[ -e "/proc/irq/$(basename "$d")/moderation_us" ] || continue
-	[ -n "$(cat "$d/actions")" ] || continue
-	[ -z "$level" ] && [ "$(cat "$d/type")" = level ] && level=$(basename "$d")
-	[ -z "$shared" ] && grep -q , "$d/actions" && shared=$(basename "$d")
-done
-if [ -z "$level" ]; then
-	ktap_test_skip "no level-triggered interrupt with a handler"
-else
-	err=$( (echo 100 > "/proc/irq/$level/moderation_us") 2>&1)
-	ktap_print_msg "irq $level ($(cat "/sys/kernel/irq/$level/actions"), level): ${err##*: }"
-	level_refused() {
-		grep -q "Invalid argument" <<< "$err" &&
-			[ "$(cat "/proc/irq/$level/moderation_us")" = 0 ]
-	}
+off_fio_clean() {
+	ktap_test_result "moderation off: fio randread QD32 verify clean" \
+		once off off_run
+}
+
+delay_run() {
+	set_all $DELAY
+	delay_set=$?
+	all_are $DELAY
+	delay_read=$?
+}
+
+delay_written() {
+	once delay delay_run
+	ktap_test_result "moderation_us=$DELAY written to every I/O vector" \
+		[ "$delay_set" = 0 ]
+}
+
+delay_reads_back() {
+	once delay delay_run
+	ktap_test_result "every I/O vector reads back $DELAY" [ "$delay_read" = 0 ]
+}
+
+# the moderated run, with the tracepoint on
+on_run() {
+	local held0
+
+	once prep prep_run
+	set_all $DELAY
+	held0=$(stat_sum held)
+	echo 1 > "$TRACE/events/irq_moderation/enable" 2> /dev/null
+	echo > "$TRACE/trace" 2> /dev/null
+	runs_per_io on
+	on_fio=$?
+	echo 0 > "$TRACE/events/irq_moderation/enable" 2> /dev/null
+	on_held=$(($(stat_sum held) - held0))
+	ktap_print_msg "$on_held interrupts held, $(stat_sum delays) quiet times with a hold"
+	on_events=$(grep -c 'irq_moderation_hold: irq=' "$TRACE/trace" 2> /dev/null)
+	ktap_print_msg "${on_events:-0} irq_moderation_hold events traced"
+	set_all 0
+}
+
+on_fio_clean() {
+	once on on_run
+	ktap_test_result "moderation on: fio randread QD32 verify clean" [ "$on_fio" = 0 ]
+}
+
+fewer_runs() {
+	local off on
+
+	off=$(cat "$WORK/off.ratio" 2> /dev/null)
+	on=$(cat "$WORK/on.ratio" 2> /dev/null)
+	ktap_print_msg "handler runs per 10000 completions: off $off, on $on"
+	[ -n "$off" ] && [ -n "$on" ] && [ "$on" -lt "$off" ]
+}
+
+on_fewer_runs() {
+	once off off_run
+	once on on_run
+	ktap_test_result "fewer handler runs per completed I/O with moderation on" \
+		fewer_runs
+}
+
+on_held_counted() {
+	once on on_run
+	ktap_test_result "moderation_stats counted held interrupts" [ "$on_held" -gt 0 ]
+}
+
+on_traced() {
+	once on on_run
+	ktap_test_result "tracepoint irq_moderation_hold fired" [ "${on_events:-0}" -gt 0 ]
+}
+
+# Bad values: -EINVAL or -ERANGE, the old value kept
+rejects() {
+	echo 100 > "/proc/irq/$first/moderation_us"
+	ktap_test_result "moderation_us rejects '$1' and keeps 100" \
+		rejects_keeps "/proc/irq/$first/moderation_us" "$1"
+	echo 0 > "/proc/irq/$first/moderation_us"
+}
+
+rejects_negative() { rejects -1; }
+rejects_text() { rejects abc; }
+rejects_too_big() { rejects 10001; }
+rejects_overflow() { rejects 99999999999999999999; }
+# rejects_keeps with no value writes the empty string
+rejects_empty() {
+	echo 100 > "/proc/irq/$first/moderation_us"
+	ktap_test_result "moderation_us rejects '' and keeps 100" \
+		rejects_keeps "/proc/irq/$first/moderation_us"
+	echo 0 > "/proc/irq/$first/moderation_us"
+}
+
+# for ktap_test_result, which runs its command unquoted
+err_says() {
+	grep -q "$1" <<< "$write_err"
+}
+
+too_big_is_erange() {
+	write_err=$( (echo 10001 > "/proc/irq/$first/moderation_us") 2>&1)
+	ktap_print_msg "10001: ${write_err##*: }"
+	ktap_test_result "above the maximum: ERANGE" err_says range
+}
+
+# a level-triggered vector of the guest, and a shared one, if any
+find_special_irqs() {
+	local d
+
+	level=
+	shared=
+	for d in /sys/kernel/irq/*; do
+		[ -e "/proc/irq/$(basename "$d")/moderation_us" ] || continue
+		[ -n "$(cat "$d/actions")" ] || continue
+		[ -z "$level" ] && [ "$(cat "$d/type")" = level ] && level=$(basename "$d")
+		[ -z "$shared" ] && grep -q , "$d/actions" && shared=$(basename "$d")
+	done
+}
+
+level_is_refused() {
+	err_says Invalid && [ "$(cat "/proc/irq/$level/moderation_us")" = 0 ]
+}
+
+level_refused() {
+	once special find_special_irqs
+	if [ -z "$level" ]; then
+		ktap_test_skip "no level-triggered interrupt with a handler"
+		return
+	fi
+	write_err=$( (echo 100 > "/proc/irq/$level/moderation_us") 2>&1)
+	ktap_print_msg "irq $level ($(cat "/sys/kernel/irq/$level/actions"), level):" \
+		"${write_err##*: }"
 	ktap_test_result "level-triggered irq $level refused with EINVAL, stays 0" \
-		level_refused
-fi
-if [ -z "$shared" ]; then
-	ktap_test_skip "no shared interrupt in this guest"
-else
+		level_is_refused
+}
+
+shared_refused() {
+	once special find_special_irqs
+	if [ -z "$shared" ]; then
+		ktap_test_skip "no shared interrupt in this guest"
+		return
+	fi
 	ktap_test_result "shared irq $shared refused" \
 		write_rejected "/proc/irq/$shared/moderation_us" 100
-fi
+}
 
-# 17-18: CPU 1 offline and back during moderated I/O
-set_all $DELAY
-if [ -w /sys/devices/system/cpu/cpu1/online ]; then
+# CPU 1 offline and back during moderated I/O
+hotplug_run() {
+	local pid
+
+	[ -w /sys/devices/system/cpu/cpu1/online ] || return 1
+	once prep prep_run
+	set_all $DELAY
 	fio_json hotplug --rw=randrw --iodepth=16 --time_based --runtime=6 \
-		$fio_opts > "$WORK/hotplug.out" &
+		$fio_opts $(fio_all_drives) > "$WORK/hotplug.out" &
 	pid=$!
 	sleep 1.5
 	echo 0 > /sys/devices/system/cpu/cpu1/online
-	was=$(cat /sys/devices/system/cpu/cpu1/online)
+	hp_was=$(cat /sys/devices/system/cpu/cpu1/online)
 	sleep 2
 	echo 1 > /sys/devices/system/cpu/cpu1/online
 	wait $pid
-	ok=$?
+	hp_fio=$?
 	cat "$WORK/hotplug.out"
-	ktap_test_result "CPU1 offline and back during moderated I/O: verify clean" \
-		[ $ok -eq 0 ]
 	# CPU1 really went away, and I/O submitted from it is served again
 	taskset -c 1 dd if="$(first_ns)" of=/dev/null bs=4k count=256 \
 		iflag=direct 2> /dev/null
-	rc=$?
-	ktap_print_msg "CPU1 online while unplugged: $was; dd from CPU1 after: status $rc"
-	ktap_test_result "CPU1 was offline and serves I/O again once back" \
-		[ "$was:$rc" = 0:0 ]
-else
-	ktap_test_skip "CPU1 cannot go offline"
-	ktap_test_skip "CPU1 cannot go offline"
-fi
-
-# 19-20: off again: nothing is held any more
-ktap_test_result "moderation_us=0 written to every I/O vector" set_all 0
-held0=$(stat_sum held)
-fio_json after-off --rw=randread --iodepth=32 $fio_opts > /dev/null
-nothing_held() {
-	[ "$(stat_sum held)" = "$held0" ] && ! dmesg_since | grep -q timeout
+	hp_dd=$?
+	ktap_print_msg "CPU1 online while unplugged: $hp_was; dd from CPU1 after: status $hp_dd"
+	set_all 0
+	return 0
 }
-ktap_test_result "switched off: no interrupt held, nothing timed out" \
-	nothing_held
 
-ktap_finished
+hotplug_fio_clean() {
+	if ! once hotplug hotplug_run; then
+		ktap_test_skip "CPU1 cannot go offline"
+		return
+	fi
+	ktap_test_result "CPU1 offline and back during moderated I/O: verify clean" \
+		[ "$hp_fio" -eq 0 ]
+}
+
+hotplug_cpu1_serves() {
+	if ! once hotplug hotplug_run; then
+		ktap_test_skip "CPU1 cannot go offline"
+		return
+	fi
+	ktap_test_result "CPU1 was offline and serves I/O again once back" \
+		[ "$hp_was:$hp_dd" = 0:0 ]
+}
+
+# Off again: nothing is held any more
+off_again_run() {
+	local held0
+
+	once prep prep_run
+	set_all $DELAY
+	mark_dmesg
+	set_all 0
+	off_set=$?
+	held0=$(stat_sum held)
+	fio_json after-off --rw=randread --iodepth=32 $fio_opts \
+		$(fio_all_drives) > /dev/null
+	off_held=$(($(stat_sum held) - held0))
+	off_timeouts=$(dmesg_since | grep -c timeout)
+}
+
+off_written() {
+	once off_again off_again_run
+	ktap_test_result "moderation_us=0 written to every I/O vector" [ "$off_set" = 0 ]
+}
+
+off_nothing_held() {
+	once off_again off_again_run
+	ktap_test_result "switched off: no interrupt held, nothing timed out" \
+		[ "$off_held:$off_timeouts" = 0:0 ]
+}
+
+ktap_print_header
+mark_dmesg
+require_root
+require_test_devs
+irqs=$(nvme_io_irqs)
+first=$(echo "$irqs" | head -n 1)
+if grep -qw noirqmoderation /proc/cmdline; then
+	ALL_TESTS=$NOIRQ_TESTS
+	run_tests
+	exit
+fi
+if [ -z "$first" ] || [ ! -e "/proc/irq/$first/moderation_us" ]; then
+	ktap_skip_all "needs NVMe I/O vectors and CONFIG_IRQ_MODERATION"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$WORK"
+at_exit set_all 0
+run_tests

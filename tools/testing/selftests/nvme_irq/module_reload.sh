@@ -19,17 +19,15 @@ DIR=$(dirname "$0")
 WORK=${TMPDIR:-/tmp}/nvme_irq_module_reload
 KML=/sys/kernel/debug/kmemleak
 
-ktap_print_header
-require_root
-require_test_devs unloaded
-if [ -d /sys/module/nvme ] && [ ! -e /sys/module/nvme/initstate ]; then
-	ktap_skip_all "nvme is built in"
-	exit "$KSFT_SKIP"
-fi
-if ! nvme_modprobe -n nvme 2> /dev/null || ! command -v fio > /dev/null; then
-	ktap_skip_all "needs the nvme module and fio"
-	exit "$KSFT_SKIP"
-fi
+ALL_TESTS="
+	loads_moderated
+	io_with_interrupts_held
+	unload_under_io
+	reload_ctrls_back
+	reload_verified_io
+	kmemleak_nothing
+"
+
 # unnamed_ctrls: the PCIe controllers NVME_IRQ_TEST_DEVS does not name
 unnamed_ctrls() {
 	local c named=" $(echo $(nvme_ctrls)) "
@@ -54,14 +52,6 @@ ns_ids() {
 			"$(cat "/sys/block/${dev#/dev/}/nsid" 2> /dev/null)"
 	done | sort
 }
-# unloading nvme detaches every controller it drives, named or not
-if [ -n "$(unnamed_ctrls)" ]; then
-	ktap_skip_all "unloading nvme would detach $(echo $(unnamed_ctrls))," \
-		"which NVME_IRQ_TEST_DEVS does not name"
-	exit "$KSFT_SKIP"
-fi
-mkdir -p "$WORK"
-
 # wait_drives: every named namespace there and its controller live; prints
 # how many are
 wait_drives() {
@@ -99,62 +89,82 @@ moderated_vectors() {
 	echo "$n"
 }
 
-[ -w "$KML" ] && echo clear > "$KML"
-if [ -d /sys/module/nvme ] && ! nvme_modprobe -r nvme; then
-	ktap_print_msg "nvme is loaded and in use: it cannot be reloaded here"
-	ktap_exit_fail_msg "nvme cannot be unloaded before the test"
-fi
-nvme_modprobe nvme irq_moderation_us=10000 lost_irq_poll_ms=5
-n=$(wait_drives)
-m=$(moderated_vectors)
-# loaded here: the names are checked now that they exist
-if [ -n "$(unnamed_ctrls)" ] || [ "$n" -ne "$(echo $NVME_IRQ_TEST_DEVS | wc -w)" ]; then
-	ktap_skip_all "after loading nvme: $(echo $(unnamed_ctrls)) not named, or" \
-		"not every name in NVME_IRQ_TEST_DEVS is there"
-	nvme_modprobe -r nvme
-	exit "$KSFT_SKIP"
-fi
-ids=$(ns_ids)
-ktap_set_plan 6
-ktap_print_msg "loaded with irq_moderation_us=10000: $n drive(s), $m moderated vector(s)"
-ktap_test_result "nvme loads with its I/O vectors moderated" \
-	[ "$n" -gt 0 -a "$m" -gt 0 ]
-fio_json held --rw=randread --bs=4k --ioengine=libaio --direct=1 \
-	--iodepth=32 --time_based --runtime=3 $(fio_all_drives) > /dev/null
-ok=$?
-held=$(held_sum)
-ktap_print_msg "interrupts held: $held"
-ktap_test_result "I/O completes with interrupts held" [ $ok -eq 0 -a "$held" -gt 0 ]
+loads_moderated() {
+	ktap_test_result "nvme loads with its I/O vectors moderated" \
+		[ "$loaded_n" -gt 0 -a "$loaded_m" -gt 0 ]
+}
+
+held_run() {
+	fio_json held --rw=randread --bs=4k --ioengine=libaio --direct=1 \
+		--iodepth=32 --time_based --runtime=3 $(fio_all_drives) > /dev/null
+	held_fio=$?
+	held=$(held_sum)
+	ktap_print_msg "interrupts held: $held"
+}
+
+io_with_interrupts_held() {
+	once held held_run
+	ktap_test_result "I/O completes with interrupts held" \
+		[ "$held_fio" -eq 0 -a "$held" -gt 0 ]
+}
 
 # unload under I/O: a moderated vector holds an interrupt as it is freed
-fio --name=gone --rw=randread --bs=4k --ioengine=libaio --direct=1 \
-	--iodepth=32 --time_based --runtime=5 $(fio_all_drives) > /dev/null 2>&1 &
-pid=$!
-sleep 0.5
-nvme_modprobe -r nvme
-rc=$?
-wait $pid
-gone=$([ -d /sys/module/nvme ] && echo no || echo yes)
-ktap_test_result "unloaded under I/O with interrupts held" [ "$rc:$gone" = 0:yes ]
+unload_run() {
+	local pid
 
-nvme_modprobe nvme
-n=$(wait_drives)
-ktap_print_msg "loaded again: $n drive(s), $(moderated_vectors) moderated vector(s)"
-ktap_test_result "loaded again: every controller back" [ "$n" -gt 0 ]
+	once held held_run
+	fio --name=gone --rw=randread --bs=4k --ioengine=libaio --direct=1 \
+		--iodepth=32 --time_based --runtime=5 $(fio_all_drives) > /dev/null 2>&1 &
+	pid=$!
+	sleep 0.5
+	nvme_modprobe -r nvme
+	unload_rc=$?
+	wait $pid
+	unload_gone=$([ -d /sys/module/nvme ] && echo no || echo yes)
+}
+
+unload_under_io() {
+	once unload unload_run
+	ktap_test_result "unloaded under I/O with interrupts held" \
+		[ "$unload_rc:$unload_gone" = 0:yes ]
+}
+
+reload_run() {
+	once unload unload_run
+	nvme_modprobe nvme
+	reload_n=$(wait_drives)
+	ktap_print_msg "loaded again: $reload_n drive(s), $(moderated_vectors) moderated vector(s)"
+}
+
+reload_ctrls_back() {
+	once reload reload_run
+	ktap_test_result "loaded again: every controller back" [ "$reload_n" -gt 0 ]
+}
+
 # the probes may finish in another order: write only if every name is
 # still the same drive's namespace
-if [ "$(ns_ids)" = "$ids" ]; then
+reload_verified_io() {
+	once reload reload_run
+	if [ "$(ns_ids)" != "$ids" ]; then
+		ktap_print_msg "names now: $(echo $(ns_ids)); before: $(echo $ids)"
+		ktap_test_fail "loaded again: a name is another drive's now, not written"
+		return
+	fi
 	fio_json verify --rw=randwrite --bs=4k --ioengine=libaio --direct=1 \
 		--iodepth=16 --size=8m --verify=crc32c --verify_fatal=1 \
 		$(fio_all_drives) > /dev/null
 	ktap_test_result "loaded again: verified I/O" [ $? -eq 0 ]
-else
-	ktap_print_msg "names now: $(echo $(ns_ids)); before: $(echo $ids)"
-	ktap_test_fail "loaded again: a name is another drive's now, not written"
-fi
+}
 
-if [ -w "$KML" ]; then
-	# kmemleak reports objects unreferenced for 5 s, found by two scans
+# kmemleak reports objects unreferenced for 5 s, found by two scans
+kmemleak_nothing() {
+	local leaks
+
+	if [ ! -w "$KML" ]; then
+		ktap_test_skip "kmemleak not in this kernel"
+		return
+	fi
+	once reload reload_run
 	sleep 6
 	echo scan > "$KML"
 	echo scan > "$KML"
@@ -164,8 +174,44 @@ if [ -w "$KML" ]; then
 	[ "$leaks" -eq 0 ] || head -40 "$WORK/kmemleak.txt" | sed 's/^/# /'
 	ktap_test_result "kmemleak: nothing leaked by load, I/O, unload, reload" \
 		[ "$leaks" -eq 0 ]
-else
-	ktap_test_skip "kmemleak not in this kernel"
-fi
+}
 
-ktap_finished
+ktap_print_header
+require_root
+require_test_devs unloaded
+if [ -d /sys/module/nvme ] && [ ! -e /sys/module/nvme/initstate ]; then
+	ktap_skip_all "nvme is built in"
+	exit "$KSFT_SKIP"
+fi
+if ! nvme_modprobe -n nvme 2> /dev/null || ! command -v fio > /dev/null; then
+	ktap_skip_all "needs the nvme module and fio"
+	exit "$KSFT_SKIP"
+fi
+# unloading nvme detaches every controller it drives, named or not
+if [ -n "$(unnamed_ctrls)" ]; then
+	ktap_skip_all "unloading nvme would detach $(echo $(unnamed_ctrls))," \
+		"which NVME_IRQ_TEST_DEVS does not name"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$WORK"
+
+[ -w "$KML" ] && echo clear > "$KML"
+if [ -d /sys/module/nvme ] && ! nvme_modprobe -r nvme; then
+	ktap_print_msg "nvme is loaded and in use: it cannot be reloaded here"
+	ktap_exit_fail_msg "nvme cannot be unloaded before the test"
+fi
+nvme_modprobe nvme irq_moderation_us=10000 lost_irq_poll_ms=5
+loaded_n=$(wait_drives)
+loaded_m=$(moderated_vectors)
+# loaded here: the names are checked now that they exist
+if [ -n "$(unnamed_ctrls)" ] ||
+   [ "$loaded_n" -ne "$(echo $NVME_IRQ_TEST_DEVS | wc -w)" ]; then
+	ktap_skip_all "after loading nvme: $(echo $(unnamed_ctrls)) not named, or" \
+		"not every name in NVME_IRQ_TEST_DEVS is there"
+	nvme_modprobe -r nvme
+	exit "$KSFT_SKIP"
+fi
+ids=$(ns_ids)
+ktap_print_msg "loaded with irq_moderation_us=10000: $loaded_n drive(s)," \
+	"$loaded_m moderated vector(s)"
+run_tests

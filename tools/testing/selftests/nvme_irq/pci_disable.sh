@@ -20,20 +20,17 @@ DIR=$(dirname "$0")
 
 WORK=${TMPDIR:-/tmp}/nvme_irq_pci_disable
 
-ktap_print_header
-require_root
-require_test_devs
-require_ctrls_and_fio
-ctrls=$(nvme_ctrls)
-mkdir -p "$WORK"
-ktap_set_plan 9
-
-# the last named namespace's controller, so that the others keep serving
-# the system
-ns=$(echo $NVME_IRQ_TEST_DEVS | awk '{ print $NF }')
-ctrl=$(ns_ctrl "${ns#/dev/}")
-pcidev=$(basename "$(readlink -f "/sys/class/nvme/$ctrl/device")")
-cfg=/sys/bus/pci/devices/$pcidev/config
+ALL_TESTS="
+	decode_ctrl_back
+	decode_ns_back
+	decode_verified_io
+	decode_others_live
+	decode_no_report
+	remove_sequence
+	remove_ctrl_back
+	remove_verified_io
+	remove_no_report
+"
 
 # memory_decode on|off: bit 1 of the PCI Command register
 memory_decode() {
@@ -81,10 +78,6 @@ verify_io() {
 		--verify=crc32c --verify_fatal=1 > "$WORK/$1.txt" 2>&1
 }
 
-# the named namespace is nsid $nsid of the function's controller, whatever
-# name the controller has after a recovery
-nsid=${ns#/dev/nvme*n}
-old_timeout=$(cat "/sys/block/${ns#/dev/}/queue/io_timeout")
 restore_timeout() {	# on whatever name the namespace has now
 	local c
 
@@ -93,36 +86,11 @@ restore_timeout() {	# on whatever name the namespace has now
 			echo "$old_timeout" > "/sys/block/$(basename "$c")n$nsid/queue/io_timeout"
 	done
 }
-at_exit restore_timeout
-echo 2000 > "/sys/block/${ns#/dev/}/queue/io_timeout"
-mark_dmesg
-fio --name=decode --filename="$ns" --rw=randread --bs=4k --ioengine=libaio \
-	--direct=1 --iodepth=32 --runtime=8 --time_based > /dev/null 2>&1 &
-fio_pid=$!
-sleep 2
-memory_decode off
-ktap_print_msg "memory decode of $pcidev ($ctrl) off under fio"
-sleep 4
-memory_decode on
-wait $fio_pid
-ktap_print_msg "fio ended with status $? (errors expected)"
 
-if [ -e "/sys/class/nvme/$ctrl/reset_controller" ]; then
-	echo 1 > "/sys/class/nvme/$ctrl/reset_controller" 2> /dev/null
-	ktap_print_msg "$ctrl reset"
-else
-	# the driver removed the dead controller: bind the function again
-	echo "$pcidev" > /sys/bus/pci/drivers/nvme/bind 2> /dev/null
-	ktap_print_msg "$ctrl was given up; $pcidev bound again"
-fi
-now=$(wait_live)
-is_back() {	# for ktap_test_result, which runs its command unquoted
-	[ -n "$now" ]
+report_since_mark() {	# lockdep, workqueue and WARN reports since the mark
+	dmesg_since | grep -cE 'WARNING:|BUG:|INFO:|lock held|blocked for more than'
 }
-ktap_test_result "the controller of $pcidev is back and live" is_back
-ns=/dev/${now:-$ctrl}n$nsid
-ktap_test_result "its namespace $ns is back" wait_ns "$ns"
-ktap_test_result "verified I/O on $ns after the recovery" verify_io verify "$ns"
+
 others_live() {
 	local c
 
@@ -131,38 +99,137 @@ others_live() {
 		[ "$(cat "/sys/class/nvme/$c/state")" = live ] || return 1
 	done
 }
-ktap_test_result "the other controllers stayed live" others_live
-no_report() {	# lockdep, workqueue and WARN reports since the mark
-	! dmesg_since | grep -qE 'WARNING:|BUG:|INFO:|lock held|blocked for more than'
-}
-ktap_test_result "no lockdep, workqueue or WARN report since decode went off" no_report
 
-# 6-9: blktests nvme/032's sequence, on the controller now bound
-ctrl=${now:-$ctrl}
-mark_dmesg
-[ -b "/dev/${ctrl}n$nsid" ] && fio --name=remove --filename="/dev/${ctrl}n$nsid" \
-	--rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=32 \
-	--runtime=30 --time_based > /dev/null 2>&1 &
-fio_pid=$!
-sleep 2
-seq_ok=1
-for op in rescan reset remove; do
-	echo 1 > "/sys/bus/pci/devices/$pcidev/$op" ||
-		{ ktap_print_msg "writing $op failed"; seq_ok=0; }
-done
-kill "$fio_pid" 2> /dev/null
-wait "$fio_pid"
-ktap_print_msg "$pcidev ($ctrl) rescanned, reset and removed under fio"
-gone() {
-	[ "$seq_ok" -eq 1 ] && [ ! -e "/sys/bus/pci/devices/$pcidev" ]
-}
-ktap_test_result "$pcidev was rescanned, reset and removed" gone
-echo 1 > /sys/bus/pci/rescan
-now=$(wait_live)
-ktap_test_result "after a bus rescan the controller of $pcidev is back and live" is_back
-ns=/dev/${now:-$ctrl}n$nsid
-wait_ns "$ns"
-ktap_test_result "verified I/O on $ns after the removal" verify_io verify2 "$ns"
-ktap_test_result "no lockdep, workqueue or WARN report since the removal" no_report
+# Memory decode off under fio, then back on; the controller reset (or
+# bound again if the driver gave it up)
+decode_run() {
+	local fio_pid
 
-ktap_finished
+	echo 2000 > "/sys/block/${ns#/dev/}/queue/io_timeout"
+	mark_dmesg
+	fio --name=decode --filename="$ns" --rw=randread --bs=4k --ioengine=libaio \
+		--direct=1 --iodepth=32 --runtime=8 --time_based > /dev/null 2>&1 &
+	fio_pid=$!
+	sleep 2
+	memory_decode off
+	ktap_print_msg "memory decode of $pcidev ($ctrl) off under fio"
+	sleep 4
+	memory_decode on
+	wait $fio_pid
+	ktap_print_msg "fio ended with status $? (errors expected)"
+	if [ -e "/sys/class/nvme/$ctrl/reset_controller" ]; then
+		echo 1 > "/sys/class/nvme/$ctrl/reset_controller" 2> /dev/null
+		ktap_print_msg "$ctrl reset"
+	else
+		# the driver removed the dead controller: bind the function again
+		echo "$pcidev" > /sys/bus/pci/drivers/nvme/bind 2> /dev/null
+		ktap_print_msg "$ctrl was given up; $pcidev bound again"
+	fi
+	decode_now=$(wait_live)
+	decode_ns=/dev/${decode_now:-$ctrl}n$nsid
+	wait_ns "$decode_ns"
+	decode_ns_ok=$?
+	verify_io verify "$decode_ns"
+	decode_io=$?
+	others_live
+	decode_others=$?
+	decode_reports=$(report_since_mark)
+	[ -n "$decode_now" ] && ctrl=$decode_now
+}
+
+decode_ctrl_back() {
+	once decode decode_run
+	ktap_test_result "the controller of $pcidev is back and live" [ -n "$decode_now" ]
+}
+
+decode_ns_back() {
+	once decode decode_run
+	ktap_test_result "its namespace $decode_ns is back" [ "$decode_ns_ok" = 0 ]
+}
+
+decode_verified_io() {
+	once decode decode_run
+	ktap_test_result "verified I/O on $decode_ns after the recovery" [ "$decode_io" = 0 ]
+}
+
+decode_others_live() {
+	once decode decode_run
+	ktap_test_result "the other controllers stayed live" [ "$decode_others" = 0 ]
+}
+
+decode_no_report() {
+	once decode decode_run
+	ktap_test_result "no lockdep, workqueue or WARN report since decode went off" \
+		[ "$decode_reports" = 0 ]
+}
+
+# blktests nvme/032's sequence, on the controller bound now: rescan, reset
+# and remove the function under fio, then rescan the bus
+remove_run() {
+	local fio_pid op seq_ok=1
+
+	mark_dmesg
+	[ -b "/dev/${ctrl}n$nsid" ] && fio --name=remove --filename="/dev/${ctrl}n$nsid" \
+		--rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=32 \
+		--runtime=30 --time_based > /dev/null 2>&1 &
+	fio_pid=$!
+	sleep 2
+	for op in rescan reset remove; do
+		echo 1 > "/sys/bus/pci/devices/$pcidev/$op" ||
+			{ ktap_print_msg "writing $op failed"; seq_ok=0; }
+	done
+	kill "$fio_pid" 2> /dev/null
+	wait "$fio_pid"
+	ktap_print_msg "$pcidev ($ctrl) rescanned, reset and removed under fio"
+	remove_gone=$seq_ok
+	[ -e "/sys/bus/pci/devices/$pcidev" ] && remove_gone=0
+	echo 1 > /sys/bus/pci/rescan
+	remove_now=$(wait_live)
+	remove_ns=/dev/${remove_now:-$ctrl}n$nsid
+	wait_ns "$remove_ns"
+	verify_io verify2 "$remove_ns"
+	remove_io=$?
+	remove_reports=$(report_since_mark)
+}
+
+remove_sequence() {
+	once remove remove_run
+	ktap_test_result "$pcidev was rescanned, reset and removed" [ "$remove_gone" = 1 ]
+}
+
+remove_ctrl_back() {
+	once remove remove_run
+	ktap_test_result "after a bus rescan the controller of $pcidev is back and live" \
+		[ -n "$remove_now" ]
+}
+
+remove_verified_io() {
+	once remove remove_run
+	ktap_test_result "verified I/O on $remove_ns after the removal" [ "$remove_io" = 0 ]
+}
+
+remove_no_report() {
+	once remove remove_run
+	ktap_test_result "no lockdep, workqueue or WARN report since the removal" \
+		[ "$remove_reports" = 0 ]
+}
+
+ktap_print_header
+require_root
+require_test_devs
+require_ctrls_and_fio
+ctrls=$(nvme_ctrls)
+mkdir -p "$WORK"
+
+# the last named namespace's controller, so that the others keep serving
+# the system
+ns=$(echo $NVME_IRQ_TEST_DEVS | awk '{ print $NF }')
+ctrl=$(ns_ctrl "${ns#/dev/}")
+pcidev=$(basename "$(readlink -f "/sys/class/nvme/$ctrl/device")")
+cfg=/sys/bus/pci/devices/$pcidev/config
+# the named namespace is nsid $nsid of the function's controller, whatever
+# name the controller has after a recovery
+nsid=${ns#/dev/nvme*n}
+old_timeout=$(cat "/sys/block/${ns#/dev/}/queue/io_timeout")
+at_exit restore_timeout
+run_tests
