@@ -23,8 +23,8 @@ struct nvme_queue;
 
 /**
  * struct nvme_queue_stats - what a queue's interrupt handler counts
- * @irqs: interrupts serviced: runs of nvme_irq(), or of its primary handler
- *	in threaded mode, less those fault injection dropped
+ * @irqs: interrupts serviced: runs of nvme_irq() (the thread in threaded
+ *	mode), less those fault injection dropped
  * @completions: completions nvme_irq() reaped
  * @max_batch: most completions one run of nvme_irq() reaped
  * @qd_sum: commands outstanding at each run of nvme_irq(), summed while

@@ -587,8 +587,12 @@ static int coalescing_show(struct seq_file *m, void *unused)
 	seq_printf(m, "feature_08h_dw11: %#x\n", cc->feat_dw11);
 	seq_printf(m, "decisions: %llu\n", cc->decisions);
 	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
-		unsigned int cur = irq_get_moderation(nvme_coal_irq(q));
 		u16 id = nvme_coal_qid(q);
+		unsigned int cur = 0;
+
+		/* a stopped queue's irq number may be another vector's now */
+		if (q->active)
+			cur = irq_get_moderation(nvme_coal_irq(q));
 
 		seq_printf(m, "q%u.state: %s\n", id, nvme_coal_state(q, cur));
 		seq_printf(m, "q%u.policy: %s\n", id,

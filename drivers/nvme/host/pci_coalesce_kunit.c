@@ -141,6 +141,13 @@ static void fake_exit(void *data)
 	for (i = 0; i < NR_QUEUES; i++)
 		nvme_coal_stop(&f->q[i]);
 	nvme_coal_ctrl_stop(&f->cc);
+}
+
+/* Put back what fake_ctrl() switched, whatever fails after it. */
+static void fake_restore_knobs(void *data)
+{
+	struct fake_ctrl *f = data;
+
 	WRITE_ONCE(nvme_coal_adaptive, f->adaptive);
 	WRITE_ONCE(nvme_coal_disabled, f->disabled);
 }
@@ -156,6 +163,8 @@ static struct fake_ctrl *fake_ctrl(struct kunit *test, int queues)
 	f->disabled = READ_ONCE(nvme_coal_disabled);
 	WRITE_ONCE(nvme_coal_adaptive, 1);
 	WRITE_ONCE(nvme_coal_disabled, 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, fake_restore_knobs, f), 0);
 	nvme_coal_params(&f->p);
 	f->ctrl.device = kunit_device_register(test, "nvme-coal-test");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(f->ctrl.device));

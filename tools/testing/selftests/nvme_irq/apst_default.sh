@@ -130,7 +130,7 @@ all_ctrls() {
 	local c
 
 	for c in $apst_ctrls; do
-		[ "${ok[$c]}" = 1 ] || return 1
+		[ "${ok[$c]}" = 1 ] || { ktap_print_msg "$c fails"; return 1; }
 	done
 }
 

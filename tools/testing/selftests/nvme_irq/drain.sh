@@ -51,7 +51,6 @@ budget2_run() {
 
 	f0=$(drain_sum fallbacks)
 	p0=$(drain_sum poll_completions)
-	mark_dmesg
 	echo 2 > "$BUDGET"
 	echo 1 > "$TRACE/events/nvme_pci/nvme_irq_poll_fallback/enable" 2> /dev/null
 	echo 1 > "$TRACE/events/nvme_pci/nvme_irq_poll_done/enable" 2> /dev/null
@@ -181,7 +180,6 @@ hotplug_run() {
 	can_hotplug || return 1
 	hp_opts="--rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=128"
 	hp_opts+=" --cpus_allowed=1 --time_based --runtime=1 $(fio_all_drives)"
-	mark_dmesg
 	s0=$(drain_sum shutdown_skips)
 	echo 1 > "$BUDGET"
 	hp_cycles=0 hp_failed=0
@@ -248,4 +246,6 @@ restore() {
 	[ -w "$ONLINE" ] && echo 1 > "$ONLINE"
 }
 at_exit restore
+# the timeouts counted are those since here
+mark_dmesg
 run_tests

@@ -316,13 +316,13 @@ off_again_run() {
 
 	once prep prep_run
 	set_all $DELAY
-	mark_dmesg
 	set_all 0
 	off_set=$?
 	held0=$(stat_sum held)
 	fio_json after-off --rw=randread --iodepth=32 $fio_opts \
 		$(fio_all_drives) > /dev/null
 	off_held=$(($(stat_sum held) - held0))
+	# since the script started: moderated runs and hotplug included
 	off_timeouts=$(dmesg_since | grep -c timeout)
 }
 

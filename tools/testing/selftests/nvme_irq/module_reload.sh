@@ -193,8 +193,18 @@ if [ -n "$(unnamed_ctrls)" ]; then
 		"which NVME_IRQ_TEST_DEVS does not name"
 	exit "$KSFT_SKIP"
 fi
+check_tests
 mkdir -p "$WORK"
 
+# TESTS= may end before the reload: leave nvme loaded with its defaults
+restore_module() {
+	if [ ! -d /sys/module/nvme ] ||
+	   [ "$(cat /sys/module/nvme/parameters/irq_moderation_us)" != 0 ]; then
+		nvme_modprobe -r nvme 2> /dev/null
+		nvme_modprobe nvme
+	fi
+}
+at_exit restore_module
 [ -w "$KML" ] && echo clear > "$KML"
 if [ -d /sys/module/nvme ] && ! nvme_modprobe -r nvme; then
 	ktap_print_msg "nvme is loaded and in use: it cannot be reloaded here"

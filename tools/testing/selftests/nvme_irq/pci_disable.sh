@@ -137,9 +137,15 @@ decode_run() {
 	[ -n "$decode_now" ] && ctrl=$decode_now
 }
 
+# for ktap_test_result, which runs its command unquoted: an empty
+# variable would vanish from [ -n ... ]
+decode_back() {
+	[ -n "$decode_now" ]
+}
+
 decode_ctrl_back() {
 	once decode decode_run
-	ktap_test_result "the controller of $pcidev is back and live" [ -n "$decode_now" ]
+	ktap_test_result "the controller of $pcidev is back and live" decode_back
 }
 
 decode_ns_back() {
@@ -197,10 +203,14 @@ remove_sequence() {
 	ktap_test_result "$pcidev was rescanned, reset and removed" [ "$remove_gone" = 1 ]
 }
 
+remove_back() {
+	[ -n "$remove_now" ]
+}
+
 remove_ctrl_back() {
 	once remove remove_run
 	ktap_test_result "after a bus rescan the controller of $pcidev is back and live" \
-		[ -n "$remove_now" ]
+		remove_back
 }
 
 remove_verified_io() {
