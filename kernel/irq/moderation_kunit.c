@@ -50,6 +50,24 @@ static void fake_raise(struct fake_line *l)
 	local_irq_restore(flags);
 }
 
+/*
+ * fake_raise_within(): raise @l only if its last run was less than @ns ago,
+ * checked with interrupts off so that nothing comes between the check and
+ * the raise; false if the case's thread came back too late to tell.
+ */
+static bool fake_raise_within(struct fake_line *l, u64 ns)
+{
+	unsigned long flags;
+	bool soon;
+
+	local_irq_save(flags);
+	soon = ktime_get_ns() - READ_ONCE(l->last_ns) < ns;
+	if (soon)
+		fake_raise(l);
+	local_irq_restore(flags);
+	return soon;
+}
+
 static void fake_deliver(struct irq_work *w)
 {
 	fake_raise(container_of(w, struct fake_line, deliver));
@@ -188,8 +206,13 @@ static void held_interrupt_is_replayed(struct kunit *test, irq_flow_handler_t fl
 	fake_raise(l);				/* in the quiet time: held */
 	KUNIT_EXPECT_EQ(test, l->runs, 1);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(l->masked));
-	for (i = 0; i < SETTLE_MS * 10 && READ_ONCE(l->runs) < 2; i++)
-		usleep_range(100, 200);
+	/*
+	 * Wait without sleeping: a thread woken from a sleep may wait behind
+	 * the boot's other work (nvme probing, PREEMPT_NONE) for longer than
+	 * the quiet time the replay starts.
+	 */
+	for (i = 0; i < SETTLE_MS * 100 && READ_ONCE(l->runs) < 2; i++)
+		udelay(10);
 	KUNIT_EXPECT_EQ(test, l->runs, 2);	/* replayed, not lost */
 	/* by the timer itself, in hardirq context: no retrigger, no IPI */
 	KUNIT_EXPECT_EQ(test, l->retriggers, 0);
@@ -197,12 +220,19 @@ static void held_interrupt_is_replayed(struct kunit *test, irq_flow_handler_t fl
 	/* counted once, in /proc/interrupts, as the flow handler counts it */
 	KUNIT_EXPECT_EQ(test, irq_to_desc(l->irq)->tot_count, 2);
 	KUNIT_EXPECT_FALSE(test, READ_ONCE(l->masked));
-	/* the replay started a quiet time of its own: held again */
-	fake_raise(l);
-	KUNIT_EXPECT_EQ(test, l->runs, 2);
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(l->masked));
-	msleep(SETTLE_MS);
-	KUNIT_EXPECT_EQ(test, l->runs, 3);
+	/*
+	 * The replay started a quiet time of its own: a raise within half of
+	 * it is held again.  A host that stalled the virtual CPU past that
+	 * leaves nothing to judge.
+	 */
+	if (fake_raise_within(l, HOLD_US * NSEC_PER_USEC / 2)) {
+		KUNIT_EXPECT_EQ(test, l->runs, 2);
+		KUNIT_EXPECT_TRUE(test, READ_ONCE(l->masked));
+		msleep(SETTLE_MS);
+		KUNIT_EXPECT_EQ(test, l->runs, 3);
+	} else {
+		kunit_mark_skipped(test, "the replay's quiet time was over before the next raise");
+	}
 	KUNIT_EXPECT_GE(test, l->min_gap_ns, HOLD_US * NSEC_PER_USEC);
 	fake_free(l, true);
 }

@@ -302,6 +302,10 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_decide);
  * Aggregation Time is in 100 us units (at least one); the Aggregation
  * Threshold (0's based) is @batch, so the controller signals as soon as an
  * interrupt's worth of completions is there, and the time bounds the wait.
+ * The threshold is at least two entries: at one the controller signals
+ * every completion, which is no coalescing at all (a queue whose rate
+ * fills less than two entries per delay still gathers the completions that
+ * come within the time).
  *
  * Context: any.
  *
@@ -314,7 +318,7 @@ u32 nvme_coal_feat_coalesce(u32 delay_us, u32 batch)
 	if (!delay_us)
 		return 0;
 	time = clamp_t(u32, DIV_ROUND_UP(delay_us, 100), 1, 255);
-	thr = clamp_t(u32, batch, 1, 256) - 1;
+	thr = clamp_t(u32, batch, 2, 256) - 1;
 	return thr | time << 8;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_feat_coalesce);

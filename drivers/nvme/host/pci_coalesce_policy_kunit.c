@@ -283,8 +283,12 @@ static void feature_dwords(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(0, 16), 0U);
 	/* 250 us -> 3 x 100 us; threshold 16 entries, 0's based */
 	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(250, 16), 0x030fU);
-	/* at least 100 us and one entry; at most 25.5 ms and 256 entries */
-	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(1, 1), 0x0100U);
+	/*
+	 * at least 100 us and two entries (one would signal every
+	 * completion); at most 25.5 ms and 256 entries
+	 */
+	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(1, 1), 0x0101U);
+	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(1, 2), 0x0101U);
 	KUNIT_EXPECT_EQ(test, nvme_coal_feat_coalesce(100000, 4096), 0xffffU);
 	/* within a quarter: kept; more, or off and on: sent */
 	KUNIT_EXPECT_TRUE(test, nvme_coal_feat_close(0x0a07, 0x0a08));
