@@ -18,7 +18,7 @@ for c in $(git -C "$SRC" rev-list --reverse base..series); do
 	git -C "$wt" checkout -q -f --detach "$c"
 	cp "$(kbuild_dir test)/.config" "$out/.config"
 	if make -s -C "$wt" O="$out" ARCH=x86_64 CC="ccache gcc" -j"$(nproc)" \
-		olddefconfig bzImage > "$out/build.log" 2>&1; then
+		$(test_kflags) olddefconfig bzImage > "$out/build.log" 2>&1; then
 		echo "pass bisect: $subject"
 	else
 		echo "fail bisect: $subject (see $out/build.log)"

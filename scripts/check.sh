@@ -1,10 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: boot the test kernel (lockdep, atomic-sleep, timer-object and
-# lockup debugging on), collect the KTAP of the series' KUnit suites (run at
-# boot) and of the nvme_irq kselftests (run in the guest), run the static
-# checks, print one line per failed case and end with "N passed, N failed".
+# make check: build what is missing (the project's QEMU, the kernel tree,
+# the test, sanitizer, benchmark and stock kernels, the exported series),
+# boot the test kernel (lockdep, atomic-sleep, timer-object and lockup
+# debugging, KCSAN on the interrupt paths), the sanitizer kernel and the
+# stock kernel on the project's QEMU, collect the KTAP of the series' KUnit
+# suites (run at boot) and of the nvme_irq kselftests (run in the guest),
+# run the benchmark's smoke run and the static checks, print one line per
+# failed case, the time each phase took (also in out/check/phases.txt) and
+# end with "N passed, N failed, N skipped".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -13,15 +18,57 @@ rm -rf "$dir"
 mkdir -p "$dir"
 results=$dir/results.txt
 : > "$results"
+phases=$dir/phases.txt
+: > "$phases"
 ksft=$SRC/tools/testing/selftests
+check_start=$(date +%s)
+
+# phase NAME CMD...: run CMD, its duration a line of $phases
+phase() {
+	local name=$1 start rc
+	shift
+	start=$(date +%s)
+	"$@"
+	rc=$?
+	echo "$name $(($(date +%s) - start))" >> "$phases"
+	return $rc
+}
+
+# print_phases: the phases, their minutes and the total
+print_phases() {
+	echo
+	echo "time per phase (also in $phases):"
+	awk -v total=$(($(date +%s) - check_start)) '
+		{ printf "  %-28s %5d s %5.1f min\n", $1, $2, $2 / 60 }
+		END { printf "  %-28s %5d s %5.1f min\n", "total", total, total / 60 }' "$phases"
+}
+
+# 0. what the checks need.  QEMU builds beside the tree's materialisation
+# (tar, git: one core) and the first kernel; nothing boots before it is
+# done.  A failed build ends the run: nothing after it could be checked.
+built() {
+	"$@" || { print_phases; die "$* failed: nothing can be checked"; }
+}
+built phase deps "$TOP/scripts/deps.sh"
+( phase qemu "$TOP/scripts/qemu.sh" > "$dir/qemu.log" 2>&1 ) &
+qemu_pid=$!
+built phase tree "$TOP/scripts/tree.sh"
+built phase series "$TOP/scripts/series.sh"
+built phase kernel-test "$TOP/scripts/kernel.sh" test
+wait $qemu_pid || { cat "$dir/qemu.log" >&2; print_phases; die "make qemu failed"; }
+built phase kernel-sanitize "$TOP/scripts/kernel.sh" sanitize
+built phase kernel-bench "$TOP/scripts/kernel.sh" bench
+built phase kernel-stock "$TOP/scripts/kernel.sh" stock
 
 # boot NAME VM-OPTIONS... -- COMMAND: one guest run, its status a result too
 boot() {
-	local name=$1 rc
+	local name=$1 rc start
 	shift
 	note "guest run '$name'"
+	start=$(date +%s)
 	"$TOP/scripts/vm" --results "$dir/$name" "$@"
 	rc=$?
+	echo "boot-$name $(($(date +%s) - start))" >> "$phases"
 	if [ $rc -eq 0 ]; then
 		echo "pass vm: $name: guest ran clean (no splat, no hang)" >> "$results"
 	else
@@ -39,13 +86,13 @@ nodevs='w0=$(awk '"'"'$3 ~ /^nvme/ { s += $10 } END { print s + 0 }'"'"' /proc/d
 nodevs+="; env -u NVME_IRQ_TEST_DEVS make -s -C $ksft TARGETS=nvme_irq run_tests > \$RESULTS/nodevs.txt 2>&1"
 nodevs+='; echo "sectors written: $(($(awk '"'"'$3 ~ /^nvme/ { s += $10 } END { print s + 0 }'"'"' /proc/diskstats) - w0))" >> $RESULTS/nodevs.txt'
 # and the knobs as they were before the suite and after it
-knobs="bash -c '. $ksft/nvme_irq/lib.sh; for f in \$(knob_files); do echo \"\$f=\$(cat \$f)\"; done'"
+knobs="bash -c '. $ksft/nvme_irq/lib.sh; for f in \$(knob_files); do echo \"\$f=\$(< \$f)\"; done 2> /dev/null'"
 # the whole suite takes about 15 min under TCG on a busy host: more than
 # scripts/vm's default hang timeout
 # then TESTS= subsets: two named tests, and a name no script has
 subset="TESTS='budget_rejects_text moderation_rejects_empty' $ksft/nvme_irq/drain.sh > \$RESULTS/subset.txt 2>&1"
 subset+="; TESTS=no_such_test $ksft/nvme_irq/drain.sh > \$RESULTS/subset-bad.txt 2>&1 || true"
-boot default --timeout 1800 -- "$nodevs; $knobs > \$RESULTS/knobs.before; make -s -C $ksft TARGETS=nvme_irq run_tests 2>&1 | tee \$RESULTS/kselftest.txt; $knobs > \$RESULTS/knobs.after; $subset"
+boot default --timeout 1800 -- "$nodevs; $knobs > \$RESULTS/knobs.before; make -s -C $ksft TARGETS=nvme_irq run_tests 2>&1 | tee \$RESULTS/kselftest.txt; $knobs > \$RESULTS/knobs.after; $subset; cat /sys/kernel/debug/kcsan > \$RESULTS/kcsan.txt"
 python3 "$TOP/scripts/ktap.py" kunit "$dir/default/console.log" >> "$results"
 python3 "$TOP/scripts/ktap.py" kselftest "$dir/default/kselftest.txt" >> "$results"
 f=$dir/default/nodevs.txt
@@ -76,6 +123,20 @@ if [ "$(wc -l < "$kb" 2> /dev/null)" -gt 10 ] 2> /dev/null && cmp -s "$kb" "$dir
 	echo "pass harness: the suite left all $(wc -l < "$kb") knobs as it found them" >> "$results"
 else
 	echo "fail harness: knobs changed by the suite: $(diff "$kb" "$dir/default/knobs.after" 2>&1 | grep '^[<>]' | tr '\n' ' ')" >> "$results"
+fi
+
+# KCSAN watched the default boot's whole suite: any data race report fails
+# the boot (the splat matcher) and this count; the detector must have set
+# watchpoints
+kcsan_count() {	# kcsan_count KEY: a counter of the guest's /sys/kernel/debug/kcsan
+	awk -F': ' -v k="$1" '$1 == k { print $2 }' "$dir/default/kcsan.txt" 2> /dev/null
+}
+if [ "$(kcsan_count setup_watchpoints)" -gt 0 ] 2> /dev/null &&
+   [ "$(kcsan_count data_races)" = 0 ] && [ "$(kcsan_count assert_failures)" = 0 ] &&
+   ! grep -q 'BUG: KCSAN' "$dir/default/console.log"; then
+	echo "pass kcsan: $(kcsan_count setup_watchpoints) watchpoints over the whole suite, no data race reported" >> "$results"
+else
+	echo "fail kcsan: data races reported or the detector did not run (see $dir/default)" >> "$results"
 fi
 
 # no_skip NAME FILE SCRIPT...: the project's controllers have what these
@@ -162,27 +223,6 @@ else
 	echo "fail harness: sanitizer: module_reload.sh skipped a case or wrote nothing" >> "$results"
 fi
 
-# 5b. the KCSAN kernel (KCSAN excludes KASAN): the moderation, drain and
-# coalescing tests under load with the interrupt core, PCI MSI, irq_poll and
-# nvme-pci instrumented.  Any data race report fails the boot (the splat
-# matcher) and the count below; the detector must have watched accesses.
-kcsan_tests="moderation drain coalescing"
-boot kcsan --kcsan --timeout 1200 -- \
-	"for t in $kcsan_tests; do $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt 2>&1; done; cat \$RESULTS/*.txt; cat /sys/kernel/debug/kcsan > \$RESULTS/kcsan.txt"
-for t in $kcsan_tests; do
-	python3 "$TOP/scripts/ktap.py" "kselftest (KCSAN)" "$dir/kcsan/$t.txt" >> "$results"
-done
-kcsan_count() {	# kcsan_count KEY: a counter of the guest's /sys/kernel/debug/kcsan
-	awk -F': ' -v k="$1" '$1 == k { print $2 }' "$dir/kcsan/kcsan.txt" 2> /dev/null
-}
-if [ "$(kcsan_count setup_watchpoints)" -gt 0 ] 2> /dev/null &&
-   [ "$(kcsan_count data_races)" = 0 ] && [ "$(kcsan_count assert_failures)" = 0 ] &&
-   ! grep -q 'BUG: KCSAN' "$dir/kcsan/console.log"; then
-	echo "pass kcsan: $(kcsan_count setup_watchpoints) watchpoints, no data race reported" >> "$results"
-else
-	echo "fail kcsan: data races reported or the detector did not run (see $dir/kcsan)" >> "$results"
-fi
-
 # 6. regression test of the project's QEMU: one vCPU, four drives at QD128.
 # QEMU 7.2 under TCG dropped a single vCPU's memory barriers and the shadow
 # doorbell protocol lost submissions: I/O timeouts every few seconds, on
@@ -201,7 +241,7 @@ fi
 
 # 7. a smoke run of the benchmark: well-formed results and plots, no timing
 note "make bench QUICK=1"
-if QUICK=1 "$TOP/scripts/bench.py" > "$dir/bench.log" 2>&1; then
+if phase bench-quick env QUICK=1 "$TOP/scripts/bench.py" > "$dir/bench.log" 2>&1; then
 	echo "pass bench: make bench QUICK=1 ran" >> "$results"
 else
 	echo "fail bench: make bench QUICK=1 failed (see $dir/bench.log)" >> "$results"
@@ -211,14 +251,15 @@ python3 "$TOP/scripts/bench-validate.py" >> "$results"
 
 # 8. static checks of the exported series, and of the QEMU patches
 note "static checks of out/series"
-bash "$TOP/scripts/static-checks.sh" >> "$results"
-qs=$(bash "$TOP/scripts/qemu-series.sh" 2> "$dir/qemu-series.log")
+phase static bash "$TOP/scripts/static-checks.sh" >> "$results"
+qs=$(phase qemu-series bash "$TOP/scripts/qemu-series.sh" 2> "$dir/qemu-series.log")
 if [ -n "$qs" ]; then
 	echo "$qs" >> "$results"
 else
 	echo "fail static: make qemu-series checked nothing (see $dir/qemu-series.log)" >> "$results"
 fi
 
+print_phases
 passed=$(grep -c '^pass ' "$results")
 failed=$(grep -c '^fail ' "$results")
 skipped=$(grep -c '^skip ' "$results")

@@ -1,17 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build a kernel out of tree: scripts/kernel.sh test|bench|stock
+# Build a kernel out of tree: scripts/kernel.sh test|bench|stock|sanitize
 #   test   the series, tinyconfig + the nvme_irq selftest fragment + debug
 #          options (lockdep, atomic-sleep, timer objects, lockup detectors)
+#          + KCSAN (with the interrupt watcher) on the code whose
+#          concurrency the series changes: the interrupt core, PCI MSI,
+#          irq_poll and nvme-pci (see below)
 #   bench  the series, tinyconfig + the selftest fragment, no debug options
 #   stock  the pristine base, same configuration as bench
 #   sanitize  the series, test options + KASAN and kmemleak, nvme as modules
-#          (installed under the build folder's modules/)
-#   kcsan  the series, tinyconfig + the selftest fragment + KCSAN (with the
-#          interrupt watcher); no lockdep, which the other two carry.  Only
-#          the code whose concurrency the series changes is instrumented:
-#          the interrupt core, PCI MSI, irq_poll and nvme-pci (see below)
+#          (installed under the build folder's modules/); KCSAN excludes
+#          KASAN, so this one has no KCSAN
 # After configuring, every option of the fragments must have taken effect.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -20,30 +20,14 @@ flavour=${1:-test}
 frags=("$TOP/tools/testing/selftests/nvme_irq/config")
 kflags=()
 case $flavour in
-test)	src=$SRC; frags+=("$TOP/scripts/config/debug.config") ;;
+test)	src=$SRC
+	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/kcsan.config")
+	kflags+=($(test_kflags)) ;;
 bench)	src=$SRC ;;
 stock)	src=$STOCK_SRC ;;
 sanitize) src=$SRC
 	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config") ;;
-kcsan)	src=$SRC; frags+=("$TOP/scripts/config/kcsan.config")
-	# Instrumented: the files of these names, wherever they are: the
-	# interrupt core (with CPU hotplug and migration), PCI MSI,
-	# lib/irq_poll.c, nvme-pci and the series' nvme files; a few files of
-	# the same names come along (drivers/pci/pci.c, the x86 APIC's msi.c).
-	# A per-file setting beats a directory's KCSAN_SANITIZE := n, so a
-	# configuration with CONFIG_EFI_STUB would instrument the EFI stub's
-	# pci.c too and fail to link: this one has no EFI stub.  A kernel
-	# instrumented whole reports races of the block layer, aio and the
-	# scheduler on every boot (blk_finish_plug / iocb_put,
-	# sbitmap_queue_clear_batch, update_sd_lb_stats): upstream's, outside
-	# this series, and they would hide its own.
-	kcsan_files="chip handle manage resend spurious irqdesc irqdomain msi"
-	kcsan_files+=" cpuhotplug migration moderation irq_poll pci lost_irq"
-	kcsan_files+=" lost_irq_inject drain moderate coalesce coalesce_policy"
-	kcsan_files+=" apst pci_debugfs"
-	kflags+=(KCSAN_SANITIZE=n)
-	for f in $kcsan_files; do kflags+=("KCSAN_SANITIZE_$f.o=y"); done ;;
-*)	die "unknown kernel flavour '$flavour' (test, bench, stock, sanitize or kcsan)" ;;
+*)	die "unknown kernel flavour '$flavour' (test, bench, stock or sanitize)" ;;
 esac
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
 out=$(kbuild_dir "$flavour")

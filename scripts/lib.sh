@@ -4,17 +4,55 @@
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 SRC=$BUILD/linux		# base + series, a git repository
-STOCK_SRC=$BUILD/linux-stock	# worktree of the pristine base
+# worktree of the pristine base.  The stock kernel is built in
+# $BUILD/stock/kbuild/stock: its path to its source is ../../linux, as the
+# series' kernels' is, so that ccache (CCACHE_BASEDIR=$BUILD) finds the
+# objects of the files the series leaves alone under the same names.
+STOCK_SRC=$BUILD/stock/linux
 OUT=${OUT:-$TOP/out}
 TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 # the project's QEMU builds, shared by every clone on the machine (make qemu)
 QEMU_CACHE=${QEMU_CACHE:-/var/cache/nvme-irq/qemu}
+# the pristine base committed once per tarball, shared the same way (make tree)
+BASE_CACHE=${BASE_CACHE:-/var/cache/nvme-irq/linux}
 SERIES_AUTHOR=${SERIES_AUTHOR:-"NVMe IRQ series <nvme-irq@example.org>"}
 
 die() { echo "error: $*" >&2; exit 1; }
 note() { echo ">>> $*" >&2; }
 
 # kernel build directory of a flavour: test (series + debug), bench (series),
-# stock (no series)
-kbuild_dir() { echo "$BUILD/kbuild/$1"; }
+# sanitize, stock (no series: next to its tree, see STOCK_SRC)
+kbuild_dir() {
+	case $1 in
+	stock)	echo "$BUILD/stock/kbuild/stock" ;;
+	*)	echo "$BUILD/kbuild/$1" ;;
+	esac
+}
 bzimage_of() { echo "$(kbuild_dir "$1")/arch/x86/boot/bzImage"; }
+
+# The test kernel's KCSAN instruments the files of these names, wherever they are: the
+# interrupt core (with CPU hotplug and migration), PCI MSI,
+# lib/irq_poll.c, nvme-pci and the series' nvme files; a few files of
+# the same names come along (drivers/pci/pci.c, the x86 APIC's msi.c).
+# A per-file setting beats a directory's KCSAN_SANITIZE := n, so a
+# configuration with CONFIG_EFI_STUB would instrument the EFI stub's
+# pci.c too and fail to link: this one has no EFI stub.  A kernel
+# instrumented whole reports races of the block layer, aio and the
+# scheduler on every boot (blk_finish_plug / iocb_put,
+# sbitmap_queue_clear_batch, update_sd_lb_stats): upstream's, outside
+# this series, and they would hide its own.  Instrumenting only these
+# files also keeps the rest of the kernel at lockdep's speed, so that
+# every boot of this kernel runs under the detector.
+TEST_KCSAN_FILES="chip handle manage resend spurious irqdesc irqdomain msi"
+TEST_KCSAN_FILES+=" cpuhotplug migration moderation irq_poll pci pci_lost_irq"
+TEST_KCSAN_FILES+=" pci_lost_irq_inject pci_drain pci_moderate pci_coalesce"
+TEST_KCSAN_FILES+=" pci_coalesce_policy apst pci_debugfs"
+
+# test_kflags: the make variables of the test kernel's build (and of the
+# bisect builds of its configuration)
+test_kflags() {
+	local f
+
+	echo KCSAN_SANITIZE=n
+	for f in $TEST_KCSAN_FILES; do echo "KCSAN_SANITIZE_$f.o=y"; done
+}

@@ -19,12 +19,24 @@ log=$OUT/check/static
 mkdir -p "$log"
 patches=$(ls "$series"/[0-9][0-9][0-9][0-9]-*.patch | grep -v 0000-cover-letter)
 
-for p in $patches; do
+# checkpatch_one PATCH: checkpatch's verdict in $log/NAME.checkpatch.rc
+checkpatch_one() {
+	local p=$1 name ignore=()
+
 	name=$(basename "$p")
 	# a backport names its upstream commit, which this tree does not have
-	ignore=()
 	grep -qE '^commit [0-9a-f]{40} upstream\.$' "$p" && ignore=(--ignore UNKNOWN_COMMIT_ID)
-	if (cd "$SRC" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict --quiet "${ignore[@]}" "$p") > "$log/$name.checkpatch" 2>&1; then
+	(cd "$SRC" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict --quiet "${ignore[@]}" "$p") \
+		> "$log/$name.checkpatch" 2>&1
+	echo $? > "$log/$name.checkpatch.rc"
+}
+# one checkpatch per core (it is single-threaded perl), verdicts in order
+export -f checkpatch_one
+export SRC log
+printf '%s\n' $patches | xargs -P "$(nproc)" -I{} bash -c 'checkpatch_one "$1"' _ {}
+for p in $patches; do
+	name=$(basename "$p")
+	if [ "$(cat "$log/$name.checkpatch.rc" 2> /dev/null)" = 0 ]; then
 		echo "pass static: checkpatch --strict $name"
 	else
 		echo "fail static: checkpatch --strict $name"
@@ -55,9 +67,12 @@ else
 	echo "fail static: git am of out/series differs from build/linux"
 fi
 
-# sparse and W=1: what is new against the stock file, line numbers ignored
+# sparse and W=1: what is new against the stock files, line numbers ignored.
+# One make per tree for every touched object (kbuild's start-up, a second
+# or two, is most of the time a single object takes); the test kernel's
+# make variables, so that its objects are not rebuilt for other flags.
 test_out=$(kbuild_dir test)
-stock_out=$BUILD/kbuild/sparse-stock
+stock_out=$BUILD/stock/kbuild/sparse
 if [ ! -f "$test_out/.config" ]; then
 	echo "fail static: sparse: no configured test kernel (make kernel)"
 	exit 0
@@ -74,25 +89,39 @@ normalise() {
 	grep -E 'warning:|error:' | sed -E "s#$STOCK_SRC/##; s#$SRC/##" |
 		sed -E 's/:[0-9]+:[0-9]+:/:/; s/:[0-9]+:/:/' | sort -u
 }
+files=() new_objs=() old_objs=()
 for f in $(git -C "$SRC" diff --name-only --diff-filter=AM base series -- '*.c'); do
-	obj=${f%.c}.o
-	if [ ! -f "$test_out/$obj" ]; then
+	if [ ! -f "$test_out/${f%.c}.o" ]; then
 		echo "skip static: sparse W=1 $f (not built in the test configuration)"
 		continue
 	fi
-	make -C "$SRC" O="$test_out" ARCH=x86_64 C=2 W=1 "$obj" 2>&1 | normalise > "$log/sparse-new" || true
-	: > "$log/sparse-old"
-	if [ -f "$STOCK_SRC/$f" ]; then
-		make -C "$STOCK_SRC" O="$stock_out" ARCH=x86_64 C=2 W=1 "$obj" 2>&1 | normalise > "$log/sparse-old" || true
-	fi
-	new=$(comm -23 "$log/sparse-new" "$log/sparse-old")
-	if [ -z "$new" ]; then
-		echo "pass static: sparse W=1 $f"
-	else
+	files+=("$f")
+	new_objs+=("${f%.c}.o")
+	[ -f "$STOCK_SRC/$f" ] && old_objs+=("${f%.c}.o")
+done
+make -k -C "$SRC" O="$test_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${new_objs[@]}" 2>&1 |
+	normalise > "$log/sparse-new"
+: > "$log/sparse-old"
+[ ${#old_objs[@]} -eq 0 ] ||
+	make -k -C "$STOCK_SRC" O="$stock_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${old_objs[@]}" 2>&1 |
+	normalise > "$log/sparse-old"
+comm -23 "$log/sparse-new" "$log/sparse-old" > "$log/sparse-added"
+for f in "${files[@]}"; do
+	if grep -q "^$f:" "$log/sparse-added"; then
 		echo "fail static: sparse W=1 $f"
-		echo "$new" | sed 's/^/    /' >&2
+		grep "^$f:" "$log/sparse-added" | sed 's/^/    /' >&2
+	else
+		echo "pass static: sparse W=1 $f"
 	fi
 done
+# what the touched files' builds report new in the headers they include
+hdr=$(grep -vE "^($(IFS='|'; echo "${files[*]}")):" "$log/sparse-added")
+if [ -z "$hdr" ]; then
+	echo "pass static: sparse W=1: nothing new in the headers the touched files include"
+else
+	echo "fail static: sparse W=1: new in headers"
+	echo "$hdr" | sed 's/^/    /' >&2
+fi
 
 # the console matcher of scripts/vm, on real report headers
 bash "$TOP/scripts/splat/check.sh"

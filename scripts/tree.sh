@@ -26,20 +26,52 @@ check_base() {
 		die "$1 is Linux $v.$p, the series is for 6.12.x ($TARBALL)"
 }
 
-extract_base() {
-	[ -f "$TARBALL" ] || die "no kernel tarball $TARBALL: run 'make deps' (package linux-source-6.12)"
+# commit_base DIR: the pristine base in DIR (a new folder), committed as the
+# first commit, tagged "base"; the same tarball always gives the same commit
+commit_base() {
+	local dir=$1
+
 	note "extracting $TARBALL"
-	rm -rf "$SRC.tmp"
-	mkdir -p "$SRC.tmp"
-	tar -C "$SRC.tmp" --strip-components=1 -xf "$TARBALL"
-	check_base "$SRC.tmp"
+	mkdir -p "$dir"
+	tar -C "$dir" --strip-components=1 -xf "$TARBALL"
+	check_base "$dir"
 	note "committing the pristine base"
-	git -C "$SRC.tmp" init -q -b pristine
-	git -C "$SRC.tmp" add -f -A
+	git -C "$dir" init -q -b pristine
+	git -C "$dir" add -f -A
 	GIT_AUTHOR_DATE="@1 +0000" GIT_COMMITTER_DATE="@1 +0000" \
-	git -C "$SRC.tmp" -c user.name=base -c user.email=base@localhost \
-		commit -q -m "Linux $(make -s -C "$SRC.tmp" kernelversion 2>/dev/null) (pristine base)"
-	git -C "$SRC.tmp" tag base
+	git -C "$dir" -c user.name=base -c user.email=base@localhost \
+		commit -q -m "Linux $(make -s -C "$dir" kernelversion 2>/dev/null) (pristine base)"
+	git -C "$dir" tag base
+}
+
+# The committed base is kept in $BASE_CACHE, one repository per tarball
+# (keyed by its hash), so that another clone on the machine clones it
+# instead of extracting and hashing 1.4 GB again.  Without a writable cache
+# the tree is extracted in place.
+extract_base() {
+	local key cached
+
+	[ -f "$TARBALL" ] || die "no kernel tarball $TARBALL: run 'make deps' (package linux-source-6.12)"
+	rm -rf "$SRC.tmp"
+	key=$(sha256sum "$TARBALL" | cut -c1-16)
+	cached=$BASE_CACHE/$(basename "$TARBALL" .tar.xz)-$key.git
+	if mkdir -p "$BASE_CACHE" 2> /dev/null && [ -w "$BASE_CACHE" ]; then
+		exec 8> "$BASE_CACHE/.lock"
+		flock 8
+	fi
+	if git -C "$cached" rev-parse -q --verify base > /dev/null 2>&1; then
+		note "cloning the pristine base from $cached"
+		git clone -q -b pristine "$cached" "$SRC.tmp"
+		git -C "$SRC.tmp" remote remove origin
+		git -C "$SRC.tmp" tag base "$(git -C "$cached" rev-parse base)"
+	else
+		commit_base "$SRC.tmp"
+		if [ -w "$BASE_CACHE" ]; then
+			rm -rf "$cached" "$cached.tmp"
+			git clone -q --bare "$SRC.tmp" "$cached.tmp" && mv "$cached.tmp" "$cached"
+		fi
+	fi
+	exec 8>&-
 	mv "$SRC.tmp" "$SRC"
 }
 
@@ -152,6 +184,7 @@ git reset -q --hard
 note "build/linux is at $(git log -1 --format='%h %s')"
 
 if [ ! -d "$STOCK_SRC" ]; then
-	note "checking out the stock tree (base) in build/linux-stock"
+	note "checking out the stock tree (base) in ${STOCK_SRC#"$TOP"/}"
+	mkdir -p "$(dirname "$STOCK_SRC")"
 	git worktree add -q --detach "$STOCK_SRC" base
 fi

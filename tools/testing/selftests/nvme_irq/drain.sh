@@ -38,7 +38,7 @@ ALL_TESTS="
 "
 ONLINE=/sys/devices/system/cpu/cpu1/online
 fio_opts="--rw=randrw --bs=4k --ioengine=libaio --direct=1 --iodepth=64"
-fio_opts+=" --size=16m --verify=crc32c --verify_fatal=1"
+fio_opts+=" --size=8m --verify=crc32c --verify_fatal=1"
 
 # timeouts_since_mark: I/O timeouts logged since mark_dmesg
 timeouts_since_mark() {

@@ -48,7 +48,7 @@ stall_run() {
 	stalls=0
 	for i in $(seq 20); do
 		"$NVME_IRQ_QMP" stall 60 && stalls=$((stalls + 1))
-		sleep 0.3
+		pause 0.3
 	done
 	wait $pid
 	fio_rc=$?

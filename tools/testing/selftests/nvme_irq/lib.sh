@@ -35,6 +35,15 @@ run_tests() {
 	ktap_finished
 }
 
+# pause SECONDS: sleep(1) without starting a program, where the time a test
+# waits is part of what it does (pacing); read with a timeout from a pipe
+# that never has data
+exec {PAUSE_FD}<> <(:)
+pause() {
+	read -r -t "$1" -u "$PAUSE_FD" _
+	return 0
+}
+
 # once [NAME] CMD...: run CMD the first time only; later calls return what
 # it returned then (a fixture shared by several tests, run by whichever of
 # them comes first).  NAME tells apart runs of one CMD with other
@@ -55,7 +64,7 @@ once() {
 cmdline_value() {
 	local arg
 
-	for arg in $(cat /proc/cmdline); do
+	for arg in $(< /proc/cmdline); do
 		case "$arg" in
 		"$1="*) echo "${arg#*=}"; return ;;
 		esac
@@ -71,12 +80,16 @@ cmdline_value() {
 # test runs (they lose no data: that is what the series is for), and each
 # test puts them back when it exits.
 
+# Helpers that tests call often read sysfs and debugfs with shell builtins
+# (read, $(<FILE), globs): in a guest under TCG every program started costs
+# a quarter of a second.
+
 # test_ns: the named namespaces, as nvme0n1 nvme1n1 ...
 test_ns() {
 	local dev
 
 	for dev in $NVME_IRQ_TEST_DEVS; do
-		basename "$dev"
+		echo "${dev##*/}"
 	done
 }
 
@@ -84,19 +97,52 @@ test_ns() {
 # native multipath, the first path's: nvme2 for nvme2c0n1); nothing if NS
 # is not there
 ns_ctrl() {
-	local p
+	local p line
 
-	p=$(readlink -f "/sys/block/$1/device" 2> /dev/null) || return 0
-	case "$p" in
-	*/nvme/nvme[0-9]*) basename "$p"; return ;;
-	esac
+	# a namespace's device is its controller, whose uevent names it
+	if [ -r "/sys/block/$1/device/uevent" ]; then
+		while IFS= read -r line; do
+			case "$line" in
+			DEVNAME=nvme[0-9]*) echo "${line#DEVNAME=}"; return ;;
+			esac
+		done < "/sys/block/$1/device/uevent"
+	fi
 	for p in /sys/block/$1/multipath/nvme*c*n*; do
 		[ -e "$p" ] || continue
-		p=$(basename "$p")
+		p=${p##*/}
 		p=${p#nvme*c}
 		echo "nvme${p%n*}"
 		return
 	done
+}
+
+# ctrl_subsys CTRL: the NVMe subsystem controller CTRL belongs to
+ctrl_subsys() {
+	local s
+
+	for s in /sys/class/nvme-subsystem/*/"$1"; do
+		[ -L "$s" ] || continue
+		s=${s%/*}
+		echo "${s##*/}"
+		return
+	done
+}
+
+# wait_subsys_gone SUBSYS: wait up to 10 s for the driver to free SUBSYS,
+# once the last reference to its last controller is dropped (an I/O that
+# was failing, a close): a PCI rescan before that finds the instance
+# numbers still taken, and the controller and its namespace come back
+# under new names (nvme2n2 for nvme1n1)
+wait_subsys_gone() {
+	local t
+
+	[ -n "$1" ] || return 0
+	for t in $(seq 50); do
+		[ -e "/sys/class/nvme-subsystem/$1" ] || return 0
+		sleep 0.2
+	done
+	ktap_print_msg "$1 still there 10 s after its controller was removed"
+	return 1
 }
 
 # ctrl_ns CTRL: the first named namespace on controller CTRL, as /dev/nvme0n1
@@ -110,11 +156,15 @@ ctrl_ns() {
 
 # The controllers of the named namespaces that are there now, as nvme0 nvme1
 nvme_ctrls() {
-	local ns
+	local ns c
+	local -A seen=()
 
 	for ns in $(test_ns); do
-		ns_ctrl "$ns"
-	done | awk '!seen[$0]++'
+		c=$(ns_ctrl "$ns")
+		[ -n "$c" ] && [ -z "${seen[$c]:-}" ] || continue
+		seen[$c]=1
+		echo "$c"
+	done
 }
 
 # The knobs a test may change: the writable module parameters of nvme and
@@ -123,15 +173,16 @@ nvme_ctrls() {
 # not among them: adaptive coalescing moves it, and a write from /proc takes
 # the vector from the driver; the tests that set it put it back themselves.
 knob_files() {
-	local f
+	local f mode
 
-	for f in /sys/module/nvme/parameters/* /sys/module/nvme_core/parameters/* \
-		 /sys/kernel/debug/nvme_pci/* /sys/kernel/debug/nvme_pci/fail_*/* \
-		 /sys/kernel/debug/fail_io_timeout/* \
-		 /sys/kernel/debug/fail_make_request/*; do
-		# root may write any file: the owner's write bit says it is a knob
-		[ -f "$f" ] && [ $((0$(stat -c %a "$f" 2> /dev/null) & 0200)) -ne 0 ] &&
-			echo "$f"
+	# root may write any file: the owner's write bit says it is a knob (one
+	# stat for all of them; a pattern that matches nothing is left out)
+	stat -c '%a %n' /sys/module/nvme/parameters/* /sys/module/nvme_core/parameters/* \
+		/sys/kernel/debug/nvme_pci/* /sys/kernel/debug/nvme_pci/fail_*/* \
+		/sys/kernel/debug/fail_io_timeout/* \
+		/sys/kernel/debug/fail_make_request/* 2> /dev/null |
+	while read -r mode f; do
+		[ -f "$f" ] && [ $((0$mode & 0200)) -ne 0 ] && echo "$f"
 	done
 }
 
@@ -148,7 +199,7 @@ restore_knobs() {
 	local f
 
 	for f in "${!KNOBS_SAVED[@]}"; do
-		[ "$(cat "$f" 2> /dev/null)" = "${KNOBS_SAVED[$f]}" ] ||
+		{ [ "$(< "$f")" = "${KNOBS_SAVED[$f]}" ]; } 2> /dev/null ||
 			echo "${KNOBS_SAVED[$f]}" > "$f" 2> /dev/null ||
 			ktap_print_msg "could not restore $f to ${KNOBS_SAVED[$f]}"
 	done
@@ -167,9 +218,10 @@ nvme_irq_exit() {
 save_knobs() {
 	local f
 
+	# a write-only knob reads as empty, and is not written back
 	for f in $(knob_files); do
-		KNOBS_SAVED[$f]=$(cat "$f" 2> /dev/null)
-	done
+		KNOBS_SAVED[$f]=$(< "$f")
+	done 2> /dev/null
 	trap nvme_irq_exit EXIT
 }
 
@@ -194,7 +246,7 @@ require_test_devs() {
 			exit "$KSFT_SKIP" ;;
 		esac
 		[ "${1:-}" = unloaded ] && continue
-		if [ ! -b "$dev" ] || [ -z "$(ns_ctrl "$(basename "$dev")")" ]; then
+		if [ ! -b "$dev" ] || [ -z "$(ns_ctrl "${dev##*/}")" ]; then
 			ktap_skip_all "NVME_IRQ_TEST_DEVS: no NVMe namespace $dev"
 			exit "$KSFT_SKIP"
 		fi
@@ -226,17 +278,24 @@ nvme_io_irqs() {
 
 # nvme_pci_key CTRL FILE KEY: one value of /sys/kernel/debug/nvme_pci/CTRL/FILE
 nvme_pci_key() {
-	awk -F': ' -v k="$3" '$1 == k { print $2 }' "/sys/kernel/debug/nvme_pci/$1/$2"
+	local k v
+
+	while read -r k v; do
+		[ "$k" = "$3:" ] && { echo "$v"; return; }
+	done < "/sys/kernel/debug/nvme_pci/$1/$2"
 }
 
 # nvme_pci_sum FILE KEY: KEY summed over every named controller's FILE
 nvme_pci_sum() {
-	local c
+	local c k v s=0
 
 	for c in $(nvme_ctrls); do
-		cat "/sys/kernel/debug/nvme_pci/$c/$1" 2> /dev/null
-	done |
-		awk -v k="$2:" '$1 == k { s += $2 } END { print s + 0 }'
+		[ -r "/sys/kernel/debug/nvme_pci/$c/$1" ] || continue
+		while read -r k v; do
+			[ "$k" = "$2:" ] && s=$((s + v))
+		done < "/sys/kernel/debug/nvme_pci/$c/$1"
+	done
+	echo "$s"
 }
 
 # Sum of one key of every controller's bounded-drain counters
@@ -253,7 +312,8 @@ require_ctrls_and_fio() {
 }
 
 # fio_json NAME [fio options]: fio with JSON output in $WORK; prints the
-# I/O and error counts; true if it did I/O and reported no error
+# I/O and error counts, writes every job's IOPS to $WORK/NAME.iops; true
+# if it did I/O and reported no error
 fio_json() {
 	local name=$1 out=$WORK/$1.json
 	shift
@@ -265,6 +325,8 @@ d = json.load(open(sys.argv[1]))
 errs = sum(j['error'] for j in d['jobs'])
 ios = sum(j['read']['total_ios'] + j['write']['total_ios'] for j in d['jobs'])
 print(f"# fio: {ios} I/Os, {errs} errors")
+with open(sys.argv[1][:-len('.json')] + '.iops', 'w') as f:
+    print(*(round(j['read']['iops'] + j['write']['iops']) for j in d['jobs']), file=f)
 sys.exit(1 if errs or not ios else 0)
 PY
 }
@@ -306,7 +368,7 @@ nvme_modprobe() {
 # only what was logged after it, so that a test judges its own messages,
 # not those of whatever ran before it in the same boot
 mark_dmesg() {
-	DMESG_MARK="nvme_irq selftest $(basename "$0") $$ mark $(date +%s.%N)"
+	DMESG_MARK="nvme_irq selftest ${0##*/} $$ mark $(date +%s.%N)"
 	echo "$DMESG_MARK" > /dev/kmsg
 }
 
@@ -332,7 +394,7 @@ moderation_is() {
 	local v=$1 i
 	shift
 	for i; do
-		[ "$(cat "/proc/irq/$i/moderation_us")" = "$v" ] || return 1
+		[ "$(< "/proc/irq/$i/moderation_us")" = "$v" ] || return 1
 	done
 }
 
@@ -348,13 +410,13 @@ rejects_keeps() {
 	local f=$1 old bad ok=0
 	shift
 	[ $# -gt 0 ] || set -- ""
-	old=$(cat "$f")
+	old=$(< "$f")
 	for bad; do
 		if ! write_rejected "$f" "$bad"; then
 			ktap_print_msg "$f took '$bad'"
 			ok=1
-		elif [ "$(cat "$f")" != "$old" ]; then
-			ktap_print_msg "$f: '$bad' refused but the value changed to $(cat "$f")"
+		elif [ "$(< "$f")" != "$old" ]; then
+			ktap_print_msg "$f: '$bad' refused but the value changed to $(< "$f")"
 			ok=1
 		fi
 	done

@@ -81,7 +81,7 @@ fio_verify() {
 	local name=$1
 	shift
 	fio_json "$name" --rw=randrw --bs=4k --ioengine=libaio --direct=1 \
-		--iodepth=16 --size=16m --verify=crc32c --verify_fatal=1 \
+		--iodepth=16 --size=8m --verify=crc32c --verify_fatal=1 \
 		--numjobs=1 "$@" $(fio_all_drives)
 }
 
@@ -318,7 +318,7 @@ resets_no_timeout() {
 # Remove the last controller's PCI function during injected-loss I/O (its
 # I/O fails, nothing else may), then rescan the bus
 removal_run() {
-	local last pcidev fio_pid t
+	local last pcidev fio_pid t subsys
 
 	last=$(echo "$ctrls" | tail -n 1)
 	pcidev=$(basename "$(readlink -f "/sys/class/nvme/$last/device")")
@@ -330,9 +330,11 @@ removal_run() {
 		> /dev/null 2>&1 &
 	fio_pid=$!
 	sleep 2
+	subsys=$(ctrl_subsys "$last")
 	echo 1 > "/sys/bus/pci/devices/$pcidev/remove"
 	wait $fio_pid
 	removal_gone=$([ -e "$DBG/$last" ] && echo present || echo removed)
+	wait_subsys_gone "$subsys"
 	echo 1 > /sys/bus/pci/rescan
 	for t in $(seq 50); do
 		[ "$(nvme_ctrls | wc -w)" -eq "$nctrls" ] && break

@@ -172,8 +172,11 @@ decode_no_report() {
 # blktests nvme/032's sequence, on the controller bound now: rescan, reset
 # and remove the function under fio, then rescan the bus
 remove_run() {
-	local fio_pid op seq_ok=1
+	local fio_pid op seq_ok=1 c subsys=
 
+	for c in /sys/bus/pci/devices/$pcidev/nvme/nvme*; do
+		[ -e "$c" ] && subsys=$(ctrl_subsys "${c##*/}")
+	done
 	mark_dmesg
 	[ -b "/dev/${ctrl}n$nsid" ] && fio --name=remove --filename="/dev/${ctrl}n$nsid" \
 		--rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=32 \
@@ -189,6 +192,7 @@ remove_run() {
 	ktap_print_msg "$pcidev ($ctrl) rescanned, reset and removed under fio"
 	remove_gone=$seq_ok
 	[ -e "/sys/bus/pci/devices/$pcidev" ] && remove_gone=0
+	wait_subsys_gone "$subsys"
 	echo 1 > /sys/bus/pci/rescan
 	remove_now=$(wait_live)
 	remove_ns=/dev/${remove_now:-$ctrl}n$nsid
