@@ -50,12 +50,18 @@ built() {
 	"$@" || { print_phases; die "$* failed: nothing can be checked"; }
 }
 built phase deps "$TOP/scripts/deps.sh"
+# (a process group of its own, so that a run that ends early takes the
+# QEMU build with it)
+set -m
 ( phase qemu "$TOP/scripts/qemu.sh" > "$dir/qemu.log" 2>&1 ) &
 qemu_pid=$!
+set +m
+trap 'kill -- -$qemu_pid 2> /dev/null' EXIT
 built phase tree "$TOP/scripts/tree.sh"
 built phase series "$TOP/scripts/series.sh"
 built phase kernel-test "$TOP/scripts/kernel.sh" test
 wait $qemu_pid || { cat "$dir/qemu.log" >&2; print_phases; die "make qemu failed"; }
+trap - EXIT
 built phase kernel-sanitize "$TOP/scripts/kernel.sh" sanitize
 built phase kernel-bench "$TOP/scripts/kernel.sh" bench
 built phase kernel-stock "$TOP/scripts/kernel.sh" stock

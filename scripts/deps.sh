@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install the Debian packages the project needs, when any is missing, and
-# add deb-src entries for the configured suites when there are none (make
-# qemu builds QEMU from Debian's qemu source package).
+# Install the Debian packages the project needs, when any is missing, add
+# deb-src entries for the configured suites when there are none (make qemu
+# builds QEMU from Debian's qemu source package), and download the pinned
+# kernel source (lib.sh: LINUX_PKG_VERSION) when it is not in $LINUX_CACHE.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-pkgs=(linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
+pkgs=(build-essential bc bison flex libelf-dev libssl-dev
       cpio kmod xz-utils rsync python3 python3-ply python3-git ccache sparse
       qemu-system-x86 fio nvme-cli trace-cmd gnuplot-nox
       dpkg-dev meson ninja-build pkgconf libglib2.0-dev libpixman-1-dev
@@ -26,11 +27,14 @@ has_deb_src() {
 }
 need_src=0
 has_deb_src || need_src=1
-[ ${#missing[@]} -eq 0 ] && [ $need_src -eq 0 ] && exit 0
+need_linux=0
+[ -f "$TARBALL" ] || need_linux=1
+[ ${#missing[@]} -eq 0 ] && [ $need_src -eq 0 ] && [ $need_linux -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
 	[ ${#missing[@]} -eq 0 ] || echo "missing packages: ${missing[*]}" >&2
 	[ $need_src -eq 0 ] || echo "no deb-src entry in $apt_dir (needed by 'make qemu')" >&2
+	[ $need_linux -eq 0 ] || echo "no kernel source $TARBALL" >&2
 	echo "run 'sudo make deps' and try again" >&2
 	exit 1
 fi
@@ -38,11 +42,15 @@ export DEBIAN_FRONTEND=noninteractive
 if [ $need_src -eq 1 ]; then
 	# the same suites as the binary entries, as deb-src
 	note "adding deb-src entries for the configured suites"
+	# (the binary entries only: "deb-src" matches \bdeb\b, and the file
+	# written is itself one of *.sources)
 	for f in "$apt_dir"/sources.list.d/*.sources; do
-		[ -f "$f" ] && grep -q '^Types:.*\bdeb\b' "$f" || continue
+		[ -f "$f" ] && grep -qE '^Types:(.*[[:space:]])?deb([[:space:]]|$)' "$f" || continue
 		sed -E 's/^Types:.*/Types: deb-src/' "$f"
 		echo
-	done > "$apt_dir/sources.list.d/nvme-irq-deb-src.sources"
+	done > "$apt_dir/sources.list.d/nvme-irq-deb-src.sources.tmp"
+	mv "$apt_dir/sources.list.d/nvme-irq-deb-src.sources.tmp" \
+		"$apt_dir/sources.list.d/nvme-irq-deb-src.sources"
 	[ -s "$apt_dir/sources.list.d/nvme-irq-deb-src.sources" ] ||
 		rm -f "$apt_dir/sources.list.d/nvme-irq-deb-src.sources"
 	if [ -f "$apt_dir/sources.list" ]; then
@@ -58,4 +66,23 @@ if [ ${#missing[@]} -gt 0 ]; then
 	note "installing ${missing[*]}"
 	apt-get install -y -q --no-install-recommends "${missing[@]}" > "${TMPDIR:-/tmp}/nvme-irq-deps.log" 2>&1 ||
 		{ tail -20 "${TMPDIR:-/tmp}/nvme-irq-deps.log" >&2; die "apt-get install failed"; }
+fi
+
+# the pinned kernel source: apt checks the package against the signed
+# archive, the tarball's hash pins the version
+if [ $need_linux -eq 1 ]; then
+	[ -z "${LINUX_TARBALL:-}" ] || die "no kernel tarball $LINUX_TARBALL"
+	note "downloading $LINUX_PKG=$LINUX_PKG_VERSION"
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	chmod 755 "$tmp"
+	(cd "$tmp" && apt-get download -q "$LINUX_PKG=$LINUX_PKG_VERSION") \
+		> "$tmp/download.log" 2>&1 ||
+		{ cat "$tmp/download.log" >&2; die "apt-get download $LINUX_PKG=$LINUX_PKG_VERSION failed"; }
+	dpkg-deb --fsys-tarfile "$tmp"/*.deb |
+		tar -xO "./usr/src/$LINUX_PKG.tar.xz" > "$tmp/linux.tar.xz"
+	echo "$LINUX_SHA256  $tmp/linux.tar.xz" | sha256sum -c --quiet - ||
+		die "$LINUX_PKG $LINUX_PKG_VERSION: the tarball's hash is not the pinned one"
+	mkdir -p "$LINUX_CACHE"
+	mv "$tmp/linux.tar.xz" "$TARBALL"
 fi

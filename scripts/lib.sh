@@ -10,7 +10,15 @@ SRC=$BUILD/linux		# base + series, a git repository
 # objects of the files the series leaves alone under the same names.
 STOCK_SRC=$BUILD/stock/linux
 OUT=${OUT:-$TOP/out}
-TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# The base: Debian's linux-source-6.12 at a pinned version (make deps
+# downloads it, checks the tarball's hash and keeps it in $LINUX_CACHE; the
+# host's own linux-source package, which Debian's security updates move on,
+# is not used).  LINUX_TARBALL= builds on another tarball of 6.12.x.
+LINUX_PKG=linux-source-6.12
+LINUX_PKG_VERSION=6.12.117-1~deb12u1
+LINUX_SHA256=585a4a074597aefa2b1a68ada83a3184ba351c127544dea80618bbcceaa3961f
+LINUX_CACHE=${LINUX_CACHE:-/var/cache/nvme-irq/src}
+TARBALL=${LINUX_TARBALL:-$LINUX_CACHE/$LINUX_PKG-${LINUX_PKG_VERSION%%-*}.tar.xz}
 # the project's QEMU builds, shared by every clone on the machine (make qemu)
 QEMU_CACHE=${QEMU_CACHE:-/var/cache/nvme-irq/qemu}
 # the pristine base committed once per tarball, shared the same way (make tree)

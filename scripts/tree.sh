@@ -51,7 +51,7 @@ commit_base() {
 extract_base() {
 	local key cached
 
-	[ -f "$TARBALL" ] || die "no kernel tarball $TARBALL: run 'make deps' (package linux-source-6.12)"
+	[ -f "$TARBALL" ] || die "no kernel tarball $TARBALL: run 'make deps' (downloads $LINUX_PKG $LINUX_PKG_VERSION)"
 	rm -rf "$SRC.tmp"
 	key=$(sha256sum "$TARBALL" | cut -c1-16)
 	cached=$BASE_CACHE/$(basename "$TARBALL" .tar.xz)-$key.git
