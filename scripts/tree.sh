@@ -63,7 +63,7 @@ extract_base() {
 		note "cloning the pristine base from $cached"
 		git clone -q -b pristine "$cached" "$SRC.tmp"
 		git -C "$SRC.tmp" remote remove origin
-		git -C "$SRC.tmp" tag base "$(git -C "$cached" rev-parse base)"
+		git -C "$SRC.tmp" tag -f base "$(git -C "$cached" rev-parse base)" > /dev/null
 	else
 		commit_base "$SRC.tmp"
 		if [ -w "$BASE_CACHE" ]; then

@@ -197,7 +197,7 @@ static int moderation_test_init(struct kunit *test)
 static void held_interrupt_is_replayed(struct kunit *test, irq_flow_handler_t flow)
 {
 	struct fake_line *l = fake_request(test, flow);
-	int i;
+	u64 end;
 
 	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, HOLD_US), 0);
 	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), HOLD_US);
@@ -211,8 +211,9 @@ static void held_interrupt_is_replayed(struct kunit *test, irq_flow_handler_t fl
 	 * the boot's other work (nvme probing, PREEMPT_NONE) for longer than
 	 * the quiet time the replay starts.
 	 */
-	for (i = 0; i < SETTLE_MS * 100 && READ_ONCE(l->runs) < 2; i++)
-		udelay(10);
+	end = ktime_get_ns() + SETTLE_MS * NSEC_PER_MSEC;
+	while (READ_ONCE(l->runs) < 2 && ktime_get_ns() < end)
+		cpu_relax();
 	KUNIT_EXPECT_EQ(test, l->runs, 2);	/* replayed, not lost */
 	/* by the timer itself, in hardirq context: no retrigger, no IPI */
 	KUNIT_EXPECT_EQ(test, l->retriggers, 0);

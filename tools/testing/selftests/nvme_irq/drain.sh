@@ -170,12 +170,22 @@ irqs_on_cpu1() {
 	echo "$s"
 }
 
+# reads_done: reads completed on the named namespaces
+reads_done() {
+	local dev r s=0
+
+	for dev in $NVME_IRQ_TEST_DEVS; do
+		read -r r _ < "/sys/block/${dev#/dev/}/stat" && s=$((s + r))
+	done
+	echo "$s"
+}
+
 can_hotplug() {
 	[ -w "$ONLINE" ] && [ "$(cat "$ONLINE")" = 1 ]
 }
 
 hotplug_run() {
-	local hp_opts s0 i pid skips i0 i1
+	local hp_opts s0 i pid skips i0 i1 r0 t
 
 	can_hotplug || return 1
 	hp_opts="--rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=128"
@@ -184,17 +194,27 @@ hotplug_run() {
 	echo 1 > "$BUDGET"
 	hp_cycles=0 hp_failed=0
 	for i in $(seq 10); do
+		r0=$(reads_done)
 		fio_json hotplug$i $hp_opts > /dev/null &
 		pid=$!
-		sleep 0.5
+		# CPU1 goes only once fio runs there: a fio that starts with
+		# CPU1 offline cannot pin itself to it and fails
+		for t in $(seq 100); do
+			[ "$(reads_done)" -gt "$r0" ] && break
+			pause 0.05
+		done
+		pause 0.2
 		echo 0 > "$ONLINE" && hp_cycles=$((hp_cycles + 1))
-		sleep 0.2
+		pause 0.2
 		echo 1 > "$ONLINE"
-		wait $pid || hp_failed=$((hp_failed + 1))
+		if ! wait $pid; then
+			hp_failed=$((hp_failed + 1))
+			ktap_print_msg "cycle $i: fio failed: $(tail -n 3 "$WORK/hotplug$i.err" 2> /dev/null)"
+		fi
 	done
 	echo "$budget" > "$BUDGET"
 	skips=$(($(drain_sum shutdown_skips) - s0))
-	ktap_print_msg "$hp_cycles offline cycles; polls that found the vector shut down: $skips"
+	ktap_print_msg "$hp_cycles offline cycles, $hp_failed fio runs failed; polls that found the vector shut down: $skips"
 	i0=$(irqs_on_cpu1)
 	fio_json after --cpus_allowed=1 $fio_opts $(fio_all_drives) > /dev/null
 	hp_after=$?

@@ -178,17 +178,25 @@ remove_run() {
 		[ -e "$c" ] && subsys=$(ctrl_subsys "${c##*/}")
 	done
 	mark_dmesg
-	[ -b "/dev/${ctrl}n$nsid" ] && fio --name=remove --filename="/dev/${ctrl}n$nsid" \
-		--rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=32 \
-		--runtime=30 --time_based > /dev/null 2>&1 &
-	fio_pid=$!
+	# fio itself in the background (not a list of commands: killing its
+	# subshell would leave fio holding the namespace, and with it the
+	# subsystem, whose instance the rescanned controller then cannot take)
+	fio_pid=
+	if [ -b "/dev/${ctrl}n$nsid" ]; then
+		fio --name=remove --filename="/dev/${ctrl}n$nsid" \
+			--rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=32 \
+			--runtime=30 --time_based > /dev/null 2>&1 &
+		fio_pid=$!
+	fi
 	sleep 2
 	for op in rescan reset remove; do
 		echo 1 > "/sys/bus/pci/devices/$pcidev/$op" ||
 			{ ktap_print_msg "writing $op failed"; seq_ok=0; }
 	done
-	kill "$fio_pid" 2> /dev/null
-	wait "$fio_pid"
+	if [ -n "$fio_pid" ]; then
+		kill "$fio_pid" 2> /dev/null
+		wait "$fio_pid"
+	fi
 	ktap_print_msg "$pcidev ($ctrl) rescanned, reset and removed under fio"
 	remove_gone=$seq_ok
 	[ -e "/sys/bus/pci/devices/$pcidev" ] && remove_gone=0
