@@ -4,11 +4,6 @@
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 SRC=$BUILD/linux		# base + series, a git repository
-# worktree of the pristine base.  The stock kernel is built in
-# $BUILD/stock/kbuild/stock: its path to its source is ../../linux, as the
-# series' kernels' is, so that ccache (CCACHE_BASEDIR=$BUILD) finds the
-# objects of the files the series leaves alone under the same names.
-STOCK_SRC=$BUILD/stock/linux
 OUT=${OUT:-$TOP/out}
 # The base: Debian's linux-source-6.12 at a pinned version (make deps
 # downloads it, checks the tarball's hash and keeps it in $LINUX_CACHE; the
@@ -29,13 +24,8 @@ die() { echo "error: $*" >&2; exit 1; }
 note() { echo ">>> $*" >&2; }
 
 # kernel build directory of a flavour: test (series + debug), bench (series),
-# sanitize, stock (no series: next to its tree, see STOCK_SRC)
-kbuild_dir() {
-	case $1 in
-	stock)	echo "$BUILD/stock/kbuild/stock" ;;
-	*)	echo "$BUILD/kbuild/$1" ;;
-	esac
-}
+# sanitize, stock (no series)
+kbuild_dir() { echo "$BUILD/kbuild/$1"; }
 bzimage_of() { echo "$(kbuild_dir "$1")/arch/x86/boot/bzImage"; }
 
 # The test kernel's KCSAN instruments the files of these names, wherever they are: the
@@ -63,4 +53,36 @@ test_kflags() {
 
 	echo KCSAN_SANITIZE=n
 	for f in $TEST_KCSAN_FILES; do echo "KCSAN_SANITIZE_$f.o=y"; done
+}
+
+# at_base / back_from_base: check build/linux out at the pristine base, and
+# back.  What is built of the base (the stock kernel, the stock versions of
+# the files the static checks compare) is built in the series' own tree:
+# make then compiles again only what depends on the files the series
+# changes, where a tree of its own would cost a 1.4 GB checkout and a
+# compile or ccache lookup of every object.  The files the checkout rewrites
+# get their series' mtimes back, so that the series' kernels are not
+# rebuilt for it.  Not to be run beside another build of build/linux; an
+# exit in between goes back too (an EXIT trap).
+at_base() {
+	local f
+
+	[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
+		die "build/linux has local edits: building the base needs it checked out at base"
+	BASE_BACK_TO=$(git -C "$SRC" symbolic-ref -q --short HEAD || git -C "$SRC" rev-parse HEAD)
+	declare -gA BASE_MTIMES=()
+	while IFS= read -r f; do
+		[ -e "$SRC/$f" ] && BASE_MTIMES[$f]=$(stat -c %.9Y "$SRC/$f")
+	done < <(git -C "$SRC" diff --name-only base HEAD)
+	trap back_from_base EXIT
+	git -C "$SRC" checkout -q --detach base
+}
+back_from_base() {
+	local f
+
+	trap - EXIT
+	git -C "$SRC" checkout -q "$BASE_BACK_TO" || return
+	for f in "${!BASE_MTIMES[@]}"; do
+		touch -d "@${BASE_MTIMES[$f]}" "$SRC/$f"
+	done
 }

@@ -44,11 +44,16 @@ for p in $patches; do
 	fi
 done
 
+# git am needs a work tree, not the whole of one: a sparse checkout of the
+# folders the series touches (git am refuses a patch that reaches outside
+# it, so a path missing from the list fails the check, never passes it)
 am=$BUILD/am-check
+am_dirs=$(sed -nE 's#^(\+\+\+ b|--- a)/(.*)/[^/]*$#\2#p' $patches | sort -u)
 if [ ! -d "$am" ]; then
-	git -C "$SRC" worktree add -q --detach "$am" base > /dev/null 2>&1
+	git -C "$SRC" worktree add -q --no-checkout --detach "$am" base > /dev/null 2>&1
 fi
 git -C "$am" am --abort > /dev/null 2>&1
+git -C "$am" sparse-checkout set --cone $am_dirs
 git -C "$am" checkout -q -f --detach base && git -C "$am" clean -q -fdx
 for p in $patches; do
 	name=$(basename "$p")
@@ -61,7 +66,7 @@ for p in $patches; do
 		break
 	fi
 done
-if git -C "$am" diff --quiet series; then
+if [ "$(git -C "$am" rev-parse 'HEAD^{tree}')" = "$(git -C "$SRC" rev-parse 'series^{tree}')" ]; then
 	echo "pass static: git am of out/series gives the tree of build/linux"
 else
 	echo "fail static: git am of out/series differs from build/linux"
@@ -72,21 +77,14 @@ fi
 # or two, is most of the time a single object takes); the test kernel's
 # make variables, so that its objects are not rebuilt for other flags.
 test_out=$(kbuild_dir test)
-stock_out=$BUILD/stock/kbuild/sparse
+stock_out=$(kbuild_dir sparse-stock)
 if [ ! -f "$test_out/.config" ]; then
 	echo "fail static: sparse: no configured test kernel (make kernel)"
 	exit 0
 fi
-if ! cmp -s "$test_out/.config" "$stock_out/.config.src" 2>/dev/null; then
-	mkdir -p "$stock_out"
-	cp "$test_out/.config" "$stock_out/.config"
-	cp "$test_out/.config" "$stock_out/.config.src"
-	make -s -C "$STOCK_SRC" O="$stock_out" ARCH=x86_64 CC="ccache gcc" \
-		olddefconfig prepare -j"$(nproc)" > "$log/stock-prepare.log" 2>&1
-fi
-# the two trees' paths and line numbers differ; the warnings must not
+# line numbers differ between the two versions of a file; the warnings must not
 normalise() {
-	grep -E 'warning:|error:' | sed -E "s#$STOCK_SRC/##; s#$SRC/##" |
+	grep -E 'warning:|error:' | sed -E "s#$SRC/##" |
 		sed -E 's/:[0-9]+:[0-9]+:/:/; s/:[0-9]+:/:/' | sort -u
 }
 files=() new_objs=() old_objs=()
@@ -97,14 +95,26 @@ for f in $(git -C "$SRC" diff --name-only --diff-filter=AM base series -- '*.c')
 	fi
 	files+=("$f")
 	new_objs+=("${f%.c}.o")
-	[ -f "$STOCK_SRC/$f" ] && old_objs+=("${f%.c}.o")
+	git -C "$SRC" cat-file -e "base:$f" 2> /dev/null && old_objs+=("${f%.c}.o")
 done
 make -k -C "$SRC" O="$test_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${new_objs[@]}" 2>&1 |
 	normalise > "$log/sparse-new"
+# the stock versions: build/linux at base (lib.sh: at_base), the test
+# kernel's configuration
 : > "$log/sparse-old"
-[ ${#old_objs[@]} -eq 0 ] ||
-	make -k -C "$STOCK_SRC" O="$stock_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${old_objs[@]}" 2>&1 |
-	normalise > "$log/sparse-old"
+if [ ${#old_objs[@]} -gt 0 ]; then
+	at_base
+	mkdir -p "$stock_out"
+	if ! cmp -s "$test_out/.config" "$stock_out/.config.src" 2>/dev/null; then
+		cp "$test_out/.config" "$stock_out/.config"
+		cp "$test_out/.config" "$stock_out/.config.src"
+		make -s -C "$SRC" O="$stock_out" ARCH=x86_64 CC="ccache gcc" \
+			olddefconfig prepare -j"$(nproc)" > "$log/stock-prepare.log" 2>&1
+	fi
+	make -k -C "$SRC" O="$stock_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${old_objs[@]}" 2>&1 |
+		normalise > "$log/sparse-old"
+	back_from_base
+fi
 comm -23 "$log/sparse-new" "$log/sparse-old" > "$log/sparse-added"
 for f in "${files[@]}"; do
 	if grep -q "^$f:" "$log/sparse-added"; then

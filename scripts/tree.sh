@@ -182,9 +182,3 @@ git update-ref refs/overlay/applied "$TIP"	# what make refresh compares against
 git symbolic-ref HEAD refs/heads/series
 git reset -q --hard
 note "build/linux is at $(git log -1 --format='%h %s')"
-
-if [ ! -d "$STOCK_SRC" ]; then
-	note "checking out the stock tree (base) in ${STOCK_SRC#"$TOP"/}"
-	mkdir -p "$(dirname "$STOCK_SRC")"
-	git worktree add -q --detach "$STOCK_SRC" base
-fi

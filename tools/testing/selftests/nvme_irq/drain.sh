@@ -209,12 +209,14 @@ hotplug_run() {
 		echo 1 > "$ONLINE"
 		if ! wait $pid; then
 			hp_failed=$((hp_failed + 1))
-			ktap_print_msg "cycle $i: fio failed: $(tail -n 3 "$WORK/hotplug$i.err" 2> /dev/null)"
+			ktap_print_msg "cycle $i: fio failed:" \
+				"$(tail -n 3 "$WORK/hotplug$i.err" 2> /dev/null)"
 		fi
 	done
 	echo "$budget" > "$BUDGET"
 	skips=$(($(drain_sum shutdown_skips) - s0))
-	ktap_print_msg "$hp_cycles offline cycles, $hp_failed fio runs failed; polls that found the vector shut down: $skips"
+	ktap_print_msg "$hp_cycles offline cycles, $hp_failed fio runs failed;" \
+		"polls that found the vector shut down: $skips"
 	i0=$(irqs_on_cpu1)
 	fio_json after --cpus_allowed=1 $fio_opts $(fio_all_drives) > /dev/null
 	hp_after=$?
