@@ -3,6 +3,8 @@
 # incremental; run 'make help' for the list.
 
 SHELL := /bin/bash
+# one target at a time: the kernels share build/linux (scripts/lib.sh: at_base)
+.NOTPARALLEL:
 S := scripts
 
 .PHONY: help deps qemu qemu-series tree refresh kernel kernel-bench kernel-stock kernel-sanitize series check check-bisect bench demo clean
@@ -45,7 +47,8 @@ kernel: tree
 kernel-bench: tree
 	@$(S)/kernel.sh bench
 
-kernel-stock: tree
+# built from the bench kernel's build folder (scripts/kernel.sh)
+kernel-stock: kernel-bench
 	@$(S)/kernel.sh stock
 
 kernel-sanitize: tree

@@ -257,7 +257,8 @@ python3 "$TOP/scripts/bench-validate.py" >> "$results"
 
 # 8. static checks of the exported series, and of the QEMU patches
 note "static checks of out/series"
-phase static bash "$TOP/scripts/static-checks.sh" >> "$results"
+phase static bash "$TOP/scripts/static-checks.sh" >> "$results" ||
+	echo "fail static: scripts/static-checks.sh ended early (exit $?)" >> "$results"
 qs=$(phase qemu-series bash "$TOP/scripts/qemu-series.sh" 2> "$dir/qemu-series.log")
 if [ -n "$qs" ]; then
 	echo "$qs" >> "$results"

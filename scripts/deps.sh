@@ -29,6 +29,11 @@ need_src=0
 has_deb_src || need_src=1
 need_linux=0
 [ -f "$TARBALL" ] || need_linux=1
+# the pinned tarball is what its hash says (half a second), whoever put it there
+if [ $need_linux -eq 0 ] && [ -z "${LINUX_TARBALL:-}" ] &&
+   ! echo "$LINUX_SHA256  $TARBALL" | sha256sum -c --quiet - > /dev/null 2>&1; then
+	die "$TARBALL is not $LINUX_PKG $LINUX_PKG_VERSION (SHA-256); remove it and run 'make deps'"
+fi
 [ ${#missing[@]} -eq 0 ] && [ $need_src -eq 0 ] && [ $need_linux -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -6,7 +6,7 @@
 #          options (lockdep, atomic-sleep, timer objects, lockup detectors)
 #          + KCSAN (with the interrupt watcher) on the code whose
 #          concurrency the series changes: the interrupt core, PCI MSI,
-#          irq_poll and nvme-pci (see below)
+#          irq_poll and nvme-pci (lib.sh: TEST_KCSAN_FILES)
 #   bench  the series, tinyconfig + the selftest fragment, no debug options
 #   stock  the pristine base, same configuration as bench, built in the
 #          series' tree checked out at base for the build (below)
@@ -31,13 +31,14 @@ sanitize) src=$SRC
 *)	die "unknown kernel flavour '$flavour' (test, bench, stock or sanitize)" ;;
 esac
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
+lock_tree
 out=$(kbuild_dir "$flavour")
 
 # The stock kernel is built from build/linux checked out at base (lib.sh:
 # at_base), in a build folder seeded with the bench kernel's (the same
 # configuration): about 70 objects compiled instead of 1300.
 if [ "$flavour" = stock ]; then
-	at_base
+	at_base || die "cannot build the stock kernel"
 	seed=$(kbuild_dir bench)
 	if [ "$(cat "$out/.source" 2> /dev/null)" != "$SRC" ] && [ -f "$seed/vmlinux" ]; then
 		note "seeding the stock kernel's build folder with the bench kernel's"

@@ -13,7 +13,7 @@ LINUX_PKG=linux-source-6.12
 LINUX_PKG_VERSION=6.12.117-1~deb12u1
 LINUX_SHA256=585a4a074597aefa2b1a68ada83a3184ba351c127544dea80618bbcceaa3961f
 LINUX_CACHE=${LINUX_CACHE:-/var/cache/nvme-irq/src}
-TARBALL=${LINUX_TARBALL:-$LINUX_CACHE/$LINUX_PKG-${LINUX_PKG_VERSION%%-*}.tar.xz}
+TARBALL=${LINUX_TARBALL:-$LINUX_CACHE/${LINUX_PKG}_$LINUX_PKG_VERSION.tar.xz}
 # the project's QEMU builds, shared by every clone on the machine (make qemu)
 QEMU_CACHE=${QEMU_CACHE:-/var/cache/nvme-irq/qemu}
 # the pristine base committed once per tarball, shared the same way (make tree)
@@ -55,6 +55,18 @@ test_kflags() {
 	for f in $TEST_KCSAN_FILES; do echo "KCSAN_SANITIZE_$f.o=y"; done
 }
 
+# lock_tree: hold build/linux for this script and its children (kernel
+# builds, make tree, the static checks): a build beside at_base's window
+# would compile the base's version of a file into a series kernel, and the
+# mtimes put back afterwards would keep it there.  Released at exit.
+lock_tree() {
+	[ -n "${NVME_IRQ_TREE_LOCKED:-}" ] && return 0
+	mkdir -p "$BUILD"
+	exec {TREE_LOCK_FD}> "$BUILD/.tree.lock"
+	flock "$TREE_LOCK_FD"
+	export NVME_IRQ_TREE_LOCKED=1
+}
+
 # at_base / back_from_base: check build/linux out at the pristine base, and
 # back.  What is built of the base (the stock kernel, the stock versions of
 # the files the static checks compare) is built in the series' own tree:
@@ -62,27 +74,58 @@ test_kflags() {
 # changes, where a tree of its own would cost a 1.4 GB checkout and a
 # compile or ccache lookup of every object.  The files the checkout rewrites
 # get their series' mtimes back, so that the series' kernels are not
-# rebuilt for it.  Not to be run beside another build of build/linux; an
-# exit in between goes back too (an EXIT trap).
+# rebuilt for it.  Under lock_tree; an exit in between goes back too (an
+# EXIT trap), and a run killed in between leaves $AT_BASE_MARK, which the
+# next at_base, make tree and make refresh act on.  Both return non-zero,
+# saying why, when git cannot do it.
+AT_BASE_MARK=$SRC/.git/nvme-irq-at-base
 at_base() {
 	local f
 
-	[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
-		die "build/linux has local edits: building the base needs it checked out at base"
+	lock_tree
+	recover_from_base || return 1
+	if [ -n "$(git -C "$SRC" status --porcelain --untracked-files=no)" ]; then
+		echo "error: build/linux has local edits: building the base needs it checked out at base" >&2
+		return 1
+	fi
 	BASE_BACK_TO=$(git -C "$SRC" symbolic-ref -q --short HEAD || git -C "$SRC" rev-parse HEAD)
 	declare -gA BASE_MTIMES=()
 	while IFS= read -r f; do
 		[ -e "$SRC/$f" ] && BASE_MTIMES[$f]=$(stat -c %.9Y "$SRC/$f")
 	done < <(git -C "$SRC" diff --name-only base HEAD)
+	echo "$BASE_BACK_TO" > "$AT_BASE_MARK"
 	trap back_from_base EXIT
-	git -C "$SRC" checkout -q --detach base
+	if ! git -C "$SRC" checkout -q --detach base ||
+	   [ "$(git -C "$SRC" rev-parse HEAD)" != "$(git -C "$SRC" rev-parse 'base^{commit}')" ]; then
+		echo "error: build/linux could not be checked out at base" >&2
+		back_from_base
+		return 1
+	fi
 }
 back_from_base() {
 	local f
 
 	trap - EXIT
-	git -C "$SRC" checkout -q "$BASE_BACK_TO" || return
+	if ! git -C "$SRC" checkout -q "$BASE_BACK_TO"; then
+		echo "error: build/linux is left at base; 'make tree' puts it back" >&2
+		return 1
+	fi
 	for f in "${!BASE_MTIMES[@]}"; do
 		touch -d "@${BASE_MTIMES[$f]}" "$SRC/$f"
 	done
+	# the index's stat data again, or git would rewrite the files later
+	git -C "$SRC" update-index -q --refresh > /dev/null
+	rm -f "$AT_BASE_MARK"
+}
+# recover_from_base: after a run killed between at_base and back_from_base,
+# check out what build/linux was at (its mtimes are lost: the next builds
+# compile what depends on the rewritten files)
+recover_from_base() {
+	local back
+
+	[ -f "$AT_BASE_MARK" ] || return 0
+	back=$(< "$AT_BASE_MARK")
+	note "build/linux was left at base by a run that was killed: back to $back"
+	git -C "$SRC" checkout -q -f "$back" || return 1
+	rm -f "$AT_BASE_MARK"
 }

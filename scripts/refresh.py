@@ -68,7 +68,13 @@ def slug(subject, n):
 def main():
     if git('status', '--porcelain', '--untracked-files=no').strip():
         die('build/linux has uncommitted edits; commit them first')
+    if os.path.exists(os.path.join(SRC, '.git', 'nvme-irq-at-base')):
+        die('build/linux was left at base by a run that was killed; '
+            "'make tree' checks it out again")
     commits = git('rev-list', '--reverse', 'base..HEAD').split()
+    if not commits:
+        die('build/linux has no commit on top of base (is it checked out at '
+            'base?); nothing to refresh')
     names, header, old_files = old_series()
     owner = {}
     entries = []

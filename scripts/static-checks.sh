@@ -14,6 +14,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
+lock_tree
 series=$OUT/series
 log=$OUT/check/static
 mkdir -p "$log"
@@ -102,8 +103,9 @@ make -k -C "$SRC" O="$test_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${new_objs[@
 # the stock versions: build/linux at base (lib.sh: at_base), the test
 # kernel's configuration
 : > "$log/sparse-old"
-if [ ${#old_objs[@]} -gt 0 ]; then
-	at_base
+if [ ${#old_objs[@]} -gt 0 ] && ! at_base 2> "$log/at-base.err"; then
+	echo "fail static: sparse: build/linux could not be checked out at base: $(< "$log/at-base.err")"
+elif [ ${#old_objs[@]} -gt 0 ]; then
 	mkdir -p "$stock_out"
 	if ! cmp -s "$test_out/.config" "$stock_out/.config.src" 2>/dev/null; then
 		cp "$test_out/.config" "$stock_out/.config"
@@ -113,7 +115,8 @@ if [ ${#old_objs[@]} -gt 0 ]; then
 	fi
 	make -k -C "$SRC" O="$stock_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${old_objs[@]}" 2>&1 |
 		normalise > "$log/sparse-old"
-	back_from_base
+	back_from_base ||
+		echo "fail static: build/linux could not be checked out back at the series"
 fi
 comm -23 "$log/sparse-new" "$log/sparse-old" > "$log/sparse-added"
 for f in "${files[@]}"; do

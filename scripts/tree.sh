@@ -44,20 +44,29 @@ commit_base() {
 	git -C "$dir" tag base
 }
 
+# tarball_key: what names the base: the tarball's SHA-256 (its first 16
+# digits)
+tarball_key() {
+	[ -f "$TARBALL" ] || die "no kernel tarball $TARBALL: run 'make deps' (downloads $LINUX_PKG $LINUX_PKG_VERSION)"
+	sha256sum "$TARBALL" | cut -c1-16
+}
+
 # The committed base is kept in $BASE_CACHE, one repository per tarball
 # (keyed by its hash), so that another clone on the machine clones it
 # instead of extracting and hashing 1.4 GB again.  Without a writable cache
-# the tree is extracted in place.
+# (it is root's: make deps, as root, creates it) the tree is extracted in
+# place.  build/linux records the key of the tarball it was made from.
 extract_base() {
 	local key cached
 
-	[ -f "$TARBALL" ] || die "no kernel tarball $TARBALL: run 'make deps' (downloads $LINUX_PKG $LINUX_PKG_VERSION)"
+	key=$(tarball_key)
 	rm -rf "$SRC.tmp"
-	key=$(sha256sum "$TARBALL" | cut -c1-16)
-	cached=$BASE_CACHE/$(basename "$TARBALL" .tar.xz)-$key.git
+	cached=$BASE_CACHE/linux-$key.git
 	if mkdir -p "$BASE_CACHE" 2> /dev/null && [ -w "$BASE_CACHE" ]; then
 		exec 8> "$BASE_CACHE/.lock"
 		flock 8
+	else
+		note "$BASE_CACHE is not writable: extracting the base in place"
 	fi
 	if git -C "$cached" rev-parse -q --verify base > /dev/null 2>&1; then
 		note "cloning the pristine base from $cached"
@@ -72,7 +81,23 @@ extract_base() {
 		fi
 	fi
 	exec 8>&-
+	git -C "$SRC.tmp" config nvme-irq.tarball "$key"
 	mv "$SRC.tmp" "$SRC"
+}
+
+# same_base: build/linux was made from this tarball (a tree of an earlier
+# clone made from another one, the host's linux-source package before the
+# base was pinned, is not updated in place: its builds would be of the
+# wrong base)
+same_base() {
+	local had
+
+	had=$(git -C "$SRC" config nvme-irq.tarball || true)
+	[ -z "$had" ] || [ "$had" = "$(tarball_key)" ] ||
+		die "build/linux was made from another tarball than $TARBALL: remove build/ and run make again"
+	[ -n "$had" ] || [ -n "${LINUX_TARBALL:-}" ] ||
+		[ "$(make -s -C "$SRC" kernelversion 2> /dev/null)" = "${LINUX_PKG_VERSION%%-*}" ] ||
+		die "build/linux is not Linux ${LINUX_PKG_VERSION%%-*}: remove build/ and run make again"
 }
 
 # Read patches/series into parallel arrays: PATCHES[i], FILES[i].
@@ -164,7 +189,18 @@ build_commits() {
 	TIP=$parent
 }
 
-[ -d "$SRC/.git" ] || extract_base
+lock_tree
+if [ -d "$SRC/.git" ]; then
+	same_base
+else
+	extract_base
+fi
+recover_from_base || die "cannot check build/linux out again"
+# the stock kernel's worktree of earlier versions (now built in build/linux)
+for old in "$BUILD/linux-stock" "$BUILD/stock/linux"; do
+	[ -d "$old" ] && git -C "$SRC" worktree remove --force "$old" 2> /dev/null
+done
+git -C "$SRC" worktree prune
 check_base "$SRC"
 cd "$SRC"
 
