@@ -3,7 +3,8 @@
 # incremental; run 'make help' for the list.
 
 SHELL := /bin/bash
-# one target at a time: the kernels share build/linux (scripts/lib.sh: at_base)
+# one target at a time: the kernels share build/linux (scripts/lib.sh: at_base).
+# BASE=6.12 (passed on to the scripts) works on the 6.12 backport instead.
 .NOTPARALLEL:
 S := scripts
 
@@ -17,13 +18,15 @@ help:
 	@echo "make deps          install the Debian packages needed (as root)"
 	@echo "make qemu          build the project's QEMU (Debian's source + qemu/patches), cached in /var/cache/nvme-irq"
 	@echo "make qemu-series   export the QEMU patches for qemu-devel to out/qemu-series/"
-	@echo "make tree          materialise build/linux: pristine 6.12 + one commit per patch"
+	@echo "make tree          materialise build/linux: pristine 7.3.4 + one commit per patch"
+	@echo "                   (BASE=6.12 with tree, kernel*, series, check-bisect, scripts/vm:"
+	@echo "                   the 6.12 LTS backport, in build/6.12/)"
 	@echo "make kernel        build the test kernel (series + debug options + KCSAN on the interrupt paths)"
 	@echo "make kernel-bench  build the benchmark kernel (series, no debug options)"
 	@echo "make kernel-stock  build the stock kernel (same configuration, no series)"
 	@echo "make kernel-sanitize  build the sanitizer kernel (test options + KASAN, kmemleak; nvme as modules)"
 	@echo "make refresh       write the commits of build/linux back into patches/ and the overlay"
-	@echo "make series        export the series to out/series/ (git format-patch + cover letter)"
+	@echo "make series        export the series to out/series/, one per maintainer tree (BASE=6.12: out/series-6.12/)"
 	@echo "scripts/vm -- CMD  boot a kernel with emulated NVMe drives and run CMD (scripts/vm --help)"
 
 deps:
@@ -71,4 +74,4 @@ demo: qemu kernel
 	@$(S)/demo.sh
 
 clean:
-	rm -rf build/kbuild out
+	rm -rf build/kbuild build/6.12/kbuild out

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""make bench: side-by-side benchmark of the series against stock 6.12.
+"""make bench: side-by-side benchmark of the series against its stock base (mainline 7.3; BASE=6.12: the backport against stock 6.12).
 
 Reads bench/matrix, boots one guest per mode and repetition (modes
 interleaved), runs the mode's cases with fio in it and writes out/bench/:

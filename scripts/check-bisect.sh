@@ -7,8 +7,8 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-wt=$BUILD/bisect
-out=$BUILD/kbuild/bisect
+wt=$BASE_BUILD/bisect
+out=$(kbuild_dir bisect)
 [ -f "$(kbuild_dir test)/.config" ] || die "configure the test kernel first: make kernel"
 [ -d "$wt" ] || git -C "$SRC" worktree add -q --detach "$wt" base
 mkdir -p "$out"
@@ -19,9 +19,9 @@ for c in $(git -C "$SRC" rev-list --reverse base..series); do
 	cp "$(kbuild_dir test)/.config" "$out/.config"
 	if make -s -C "$wt" O="$out" ARCH=x86_64 CC="ccache gcc" -j"$(nproc)" \
 		$(test_kflags) olddefconfig bzImage > "$out/build.log" 2>&1; then
-		echo "pass bisect: $subject"
+		echo "pass bisect$BASE_TAG: $subject"
 	else
-		echo "fail bisect: $subject (see $out/build.log)"
+		echo "fail bisect$BASE_TAG: $subject (see $out/build.log)"
 		grep -E 'error' "$out/build.log" | head -5
 		fail=1
 	fi

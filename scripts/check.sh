@@ -7,11 +7,12 @@
 # debugging, KCSAN on the interrupt paths), the sanitizer kernel and the
 # stock kernel on the project's QEMU, collect the KTAP of the series' KUnit
 # suites (run at boot) and of the nvme_irq kselftests (run in the guest),
-# run the benchmark's smoke run and the static checks, print one line per
-# failed case, the time each phase took (also in out/check/phases.txt) and
+# run the benchmark's smoke run and the static checks, then the 6.12
+# backport's build, boot and static checks; print one line per failed case, the time each phase took (also in out/check/phases.txt) and
 # end with "N passed, N failed, N skipped".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
+[ "$BASE" = 7.3 ] || die "make check runs mainline and then the 6.12 backport: run it without BASE="
 
 dir=$OUT/check
 rm -rf "$dir"
@@ -213,7 +214,7 @@ python3 "$TOP/scripts/ktap.py" "kselftest (Feature 08h refused)" "$dir/genirq/co
 # policy.  Any KASAN, kmemleak or lockdep report fails the boot.
 san_tests="lost_irq drain moderation"
 boot sanitize --sanitize --timeout 1800 -- \
-	"export NVME_IRQ_MODROOT=$(kbuild_dir sanitize)/modules; $ksft/nvme_irq/module_reload.sh > \$RESULTS/module_reload.txt 2>&1; for m in apst_kunit pci_lost_irq_kunit pci_coalesce_policy_kunit pci_coalesce_kunit; do modprobe -d \$NVME_IRQ_MODROOT \$m || echo \"modprobe \$m failed\"; done; for t in $san_tests; do $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt 2>&1; done; cat \$RESULTS/*.txt; sleep 6; echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak; cat /sys/kernel/debug/kmemleak > \$RESULTS/kmemleak.txt"
+	"export NVME_IRQ_MODROOT=$(kbuild_dir sanitize)/modules; $ksft/nvme_irq/module_reload.sh > \$RESULTS/module_reload.txt 2>&1; for m in apst_kunit pci_lost_irq_kunit pci_drain_kunit pci_coalesce_policy_kunit pci_coalesce_kunit; do modprobe -d \$NVME_IRQ_MODROOT \$m || echo \"modprobe \$m failed\"; done; for t in $san_tests; do $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt 2>&1; done; cat \$RESULTS/*.txt; sleep 6; echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak; cat /sys/kernel/debug/kmemleak > \$RESULTS/kmemleak.txt"
 python3 "$TOP/scripts/ktap.py" "kunit (sanitizer)" "$dir/sanitize/console.log" >> "$results"
 for t in module_reload $san_tests; do
 	python3 "$TOP/scripts/ktap.py" "kselftest (sanitizer)" "$dir/sanitize/$t.txt" >> "$results"
@@ -264,6 +265,29 @@ if [ -n "$qs" ]; then
 	echo "$qs" >> "$results"
 else
 	echo "fail static: make qemu-series checked nothing (see $dir/qemu-series.log)" >> "$results"
+fi
+
+# 9. the 6.12 LTS backport (BASE=6.12): its tree, its export and its test
+# kernel, one boot with every KUnit suite at boot and the whole kselftest
+# suite, and the static checks of its export.  Mainline's checks above
+# cover the rest: the backport's new files are mainline's (its compat
+# delta aside), and its hunks are the upstream hooks the suite exercises.
+b=6.12
+if BASE=$b phase tree-$b "$TOP/scripts/tree.sh" &&
+   BASE=$b phase series-$b "$TOP/scripts/series.sh" &&
+   BASE=$b phase kernel-test-$b "$TOP/scripts/kernel.sh" test; then
+	echo "pass build ($b): the backport's tree, export and test kernel" >> "$results"
+	ksft_b=$(BASE=$b; . "$TOP/scripts/lib.sh"; echo "$SRC/tools/testing/selftests")
+	BASE=$b boot "default-$b" --timeout 1800 -- \
+		"make -s -C $ksft_b TARGETS=nvme_irq run_tests 2>&1 | tee \$RESULTS/kselftest.txt"
+	python3 "$TOP/scripts/ktap.py" "kunit ($b)" "$dir/default-$b/console.log" >> "$results"
+	python3 "$TOP/scripts/ktap.py" "kselftest ($b)" "$dir/default-$b/kselftest.txt" >> "$results"
+	no_skip "default-$b" "$dir/default-$b/kselftest.txt" apst_default.sh lost_msix.sh \
+		coalescing.sh timeout_inject.sh
+	BASE=$b phase "static-$b" bash "$TOP/scripts/static-checks.sh" >> "$results" ||
+		echo "fail static ($b): scripts/static-checks.sh ended early (exit $?)" >> "$results"
+else
+	echo "fail build ($b): the backport's tree, export or test kernel (see above)" >> "$results"
 fi
 
 print_phases

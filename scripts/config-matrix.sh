@@ -9,7 +9,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 lock_tree
-export CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
+export CCACHE_BASEDIR=$BASE_BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
 dirs=(drivers/nvme/host/ kernel/irq/)
 variants=(
 	"irq-moderation-off:# CONFIG_IRQ_MODERATION is not set"

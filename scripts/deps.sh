@@ -4,9 +4,19 @@
 # Install the Debian packages the project needs, when any is missing, add
 # deb-src entries for the configured suites when there are none (make qemu
 # builds QEMU from Debian's qemu source package), and download the pinned
-# kernel source (lib.sh: LINUX_PKG_VERSION) when it is not in $LINUX_CACHE.
+# kernel sources of both bases (lib.sh: BASE, LINUX_PKG_VERSION) when they are
+# not in $LINUX_CACHE (LINUX_TARBALL=: that one only).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+# both bases' tarballs (make check builds both): one run per base, the
+# packages installed by the first
+if [ -z "${LINUX_TARBALL:-}" ] && [ -z "${NVME_IRQ_DEPS_ONE:-}" ]; then
+	for b in 7.3 6.12; do
+		NVME_IRQ_DEPS_ONE=1 BASE=$b "$0" || exit
+	done
+	exit 0
+fi
 
 pkgs=(build-essential bc bison flex libelf-dev libssl-dev
       cpio kmod xz-utils rsync python3 python3-ply python3-git ccache sparse
@@ -81,8 +91,25 @@ if [ $need_linux -eq 1 ]; then
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	chmod 755 "$tmp"
-	(cd "$tmp" && apt-get download -q "$LINUX_PKG=$LINUX_PKG_VERSION") \
-		> "$tmp/download.log" 2>&1 ||
+	aptopt=()
+	if [ -n "$LINUX_SUITE" ]; then
+		# a suite the host does not use, from the host's own mirror,
+		# through an apt configuration of its own
+		mirror=$(sed -nE 's/^URIs:[[:space:]]*([^[:space:]]+).*/\1/p' \
+			"$apt_dir"/sources.list.d/*.sources 2> /dev/null | grep -v security | head -1)
+		[ -n "$mirror" ] || mirror=$(sed -nE 's/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?([^[:space:]]+).*/\2/p' \
+			"$apt_dir"/sources.list 2> /dev/null | grep -v security | head -1)
+		mirror=${mirror:-http://deb.debian.org/debian}
+		mkdir -p "$tmp/lists/partial"
+		echo "deb $mirror $LINUX_SUITE main" > "$tmp/sources.list"
+		aptopt=(-o Dir::Etc::SourceList="$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
+			-o Dir::State::Lists="$tmp/lists" -o Dir::Cache::pkgcache=
+			-o Dir::Cache::srcpkgcache=)
+		apt-get "${aptopt[@]}" update -q > "$tmp/download.log" 2>&1 ||
+			{ cat "$tmp/download.log" >&2; die "apt-get update of $mirror $LINUX_SUITE failed"; }
+	fi
+	(cd "$tmp" && apt-get "${aptopt[@]}" download -q "$LINUX_PKG=$LINUX_PKG_VERSION") \
+		>> "$tmp/download.log" 2>&1 ||
 		{ cat "$tmp/download.log" >&2; die "apt-get download $LINUX_PKG=$LINUX_PKG_VERSION failed"; }
 	dpkg-deb --fsys-tarfile "$tmp"/*.deb |
 		tar -xO "./usr/src/$LINUX_PKG.tar.xz" > "$tmp/linux.tar.xz"

@@ -58,7 +58,7 @@ fi
 mkdir -p "$out"
 echo "$SRC" > "$out/.source"
 
-export CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
+export CCACHE_BASEDIR=$BASE_BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
 kmake() {
 	make -C "$src" O="$out" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
 		-j"$(nproc)" "$@"

@@ -3,16 +3,51 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
-SRC=$BUILD/linux		# base + series, a git repository
 OUT=${OUT:-$TOP/out}
-# The base: Debian's linux-source-6.12 at a pinned version (make deps
-# downloads it, checks the tarball's hash and keeps it in $LINUX_CACHE; the
-# host's own linux-source package, which Debian's security updates move on,
-# is not used).  LINUX_TARBALL= builds on another tarball of 6.12.x.
-LINUX_PKG=linux-source-6.12
-LINUX_PKG_VERSION=6.12.117-1~deb12u1
-LINUX_SHA256=585a4a074597aefa2b1a68ada83a3184ba351c127544dea80618bbcceaa3961f
+# The bases.  Mainline, Linux 7.3.4 (Debian's linux-source-7.3 from
+# trixie-backports), is where the series is developed and sent from; 6.12
+# LTS (6.12.117) is its maintained backport (BASE=6.12): the same patches
+# with its own hunks where upstream differs, and a small compat delta for
+# the new files, under patches/6.12/.  make deps downloads the pinned
+# tarball, checks its hash and keeps it in $LINUX_CACHE (the host's own
+# linux-source packages, which Debian's updates move on, are not used).
+BASE=${BASE:-7.3}
+case $BASE in
+7.3)
+	LINUX_PKG=linux-source-7.3
+	LINUX_PKG_VERSION=7.3.4-1~bpo13+1
+	LINUX_SHA256=76df1affb19f24926949369be1d74b60071c963c598ce8780bddd4bbf0fc3bc4
+	# not in Debian 12's suites: fetched with an apt configuration of
+	# its own (deps.sh), the host's sources untouched
+	LINUX_SUITE=trixie-backports
+	BASE_BUILD=$BUILD
+	BASE_PATCHES= ;;
+6.12)
+	LINUX_PKG=linux-source-6.12
+	LINUX_PKG_VERSION=6.12.117-1~deb12u1
+	LINUX_SHA256=585a4a074597aefa2b1a68ada83a3184ba351c127544dea80618bbcceaa3961f
+	LINUX_SUITE=
+	BASE_BUILD=$BUILD/6.12
+	BASE_PATCHES=$TOP/patches/6.12 ;;
+*)
+	echo "error: BASE=$BASE: the bases are 7.3 (mainline, the default) and 6.12 (the backport)" >&2
+	exit 1 ;;
+esac
+SRC=$BASE_BUILD/linux		# base + series, a git repository
+# the exported series (make series), and what results of the base say
+if [ "$BASE" = 7.3 ]; then
+	SERIES_OUT=$OUT/series BASE_TAG=
+else
+	SERIES_OUT=$OUT/series-$BASE BASE_TAG=" ($BASE)"
+fi
 LINUX_CACHE=${LINUX_CACHE:-/var/cache/nvme-irq/src}
+# LINUX_TARBALL= replaces mainline's tarball, LINUX_TARBALL_6_12= the
+# backport's (make check builds both)
+if [ "$BASE" = 7.3 ]; then
+	LINUX_TARBALL=${LINUX_TARBALL:-}
+else
+	LINUX_TARBALL=${LINUX_TARBALL_6_12:-}
+fi
 TARBALL=${LINUX_TARBALL:-$LINUX_CACHE/${LINUX_PKG}_$LINUX_PKG_VERSION.tar.xz}
 # the project's QEMU builds, shared by every clone on the machine (make qemu)
 QEMU_CACHE=${QEMU_CACHE:-/var/cache/nvme-irq/qemu}
@@ -25,7 +60,7 @@ note() { echo ">>> $*" >&2; }
 
 # kernel build directory of a flavour: test (series + debug), bench (series),
 # sanitize, stock (no series)
-kbuild_dir() { echo "$BUILD/kbuild/$1"; }
+kbuild_dir() { echo "$BASE_BUILD/kbuild/$1"; }
 bzimage_of() { echo "$(kbuild_dir "$1")/arch/x86/boot/bzImage"; }
 
 # The test kernel's KCSAN instruments the files of these names, wherever they are: the
@@ -60,11 +95,11 @@ test_kflags() {
 # would compile the base's version of a file into a series kernel, and the
 # mtimes put back afterwards would keep it there.  Released at exit.
 lock_tree() {
-	[ -n "${NVME_IRQ_TREE_LOCKED:-}" ] && return 0
-	mkdir -p "$BUILD"
-	exec {TREE_LOCK_FD}> "$BUILD/.tree.lock"
+	[ "${NVME_IRQ_TREE_LOCKED:-}" = "$BASE_BUILD" ] && return 0
+	mkdir -p "$BASE_BUILD"
+	exec {TREE_LOCK_FD}> "$BASE_BUILD/.tree.lock"
 	flock "$TREE_LOCK_FD"
-	export NVME_IRQ_TREE_LOCKED=1
+	export NVME_IRQ_TREE_LOCKED=$BASE_BUILD
 }
 
 # at_base / back_from_base: check build/linux out at the pristine base, and

@@ -66,6 +66,10 @@ def slug(subject, n):
 
 
 def main():
+    if os.environ.get('BASE', '7.3') != '7.3':
+        die('make refresh writes mainline\'s patches from build/linux; the '
+            'backport\'s notes, hunks and compat deltas are edited in '
+            'patches/6.12/ (make tree BASE=6.12 checks that they apply)')
     if git('status', '--porcelain', '--untracked-files=no').strip():
         die('build/linux has uncommitted edits; commit them first')
     if os.path.exists(os.path.join(SRC, '.git', 'nvme-irq-at-base')):

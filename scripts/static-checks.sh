@@ -10,37 +10,45 @@
 #    corpus and no benign line;
 #  - the series builds W=1 clean with CONFIG_IRQ_MODERATION,
 #    CONFIG_FAULT_INJECTION, CONFIG_DEBUG_FS or CONFIG_FTRACE off.
-# Needs out/series (make series) and a configured test kernel (make kernel).
+# Needs out/series (make series) and a configured test kernel (make kernel);
+# BASE=6.12: the backport's export, out/series-6.12, without the last two.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 lock_tree
-series=$OUT/series
-log=$OUT/check/static
+series=$SERIES_OUT
+log=$OUT/check/static$([ -z "$BASE_TAG" ] || echo "-$BASE")
 mkdir -p "$log"
-patches=$(ls "$series"/[0-9][0-9][0-9][0-9]-*.patch | grep -v 0000-cover-letter)
+# mainline: one folder per tree's series (N-NAME), in the order they apply
+patches=$(find "$series" -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-cover-letter.patch' |
+	sort -V)
 
 # checkpatch_one PATCH: checkpatch's verdict in $log/NAME.checkpatch.rc
 checkpatch_one() {
-	local p=$1 name ignore=()
+	# "does MAINTAINERS need updating?" for every patch that adds a file
+	# and leaves MAINTAINERS alone, even when the file falls under an
+	# entry's existing F: pattern (drivers/nvme/host/, kernel/irq/); the
+	# series adds F: lines where it does not, no entry of its own
+	# (the cover letters show get_maintainer.pl's output)
+	local p=$1 name ignore=(--ignore FILE_PATH_CHANGES)
 
-	name=$(basename "$p")
+	name=${p#"$series"/}; name=${name//\//_}
 	# a backport names its upstream commit, which this tree does not have
-	grep -qE '^commit [0-9a-f]{40} upstream\.$' "$p" && ignore=(--ignore UNKNOWN_COMMIT_ID)
+	grep -qE '^commit [0-9a-f]{40} upstream\.$' "$p" && ignore+=(--ignore UNKNOWN_COMMIT_ID)
 	(cd "$SRC" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict --quiet "${ignore[@]}" "$p") \
 		> "$log/$name.checkpatch" 2>&1
 	echo $? > "$log/$name.checkpatch.rc"
 }
 # one checkpatch per core (it is single-threaded perl), verdicts in order
 export -f checkpatch_one
-export SRC log
+export SRC log series
 printf '%s\n' $patches | xargs -P "$(nproc)" -I{} bash -c 'checkpatch_one "$1"' _ {}
 for p in $patches; do
-	name=$(basename "$p")
+	name=${p#"$series"/}; name=${name//\//_}
 	if [ "$(cat "$log/$name.checkpatch.rc" 2> /dev/null)" = 0 ]; then
-		echo "pass static: checkpatch --strict $name"
+		echo "pass static$BASE_TAG: checkpatch --strict ${p#"$series"/}"
 	else
-		echo "fail static: checkpatch --strict $name"
+		echo "fail static$BASE_TAG: checkpatch --strict ${p#"$series"/}"
 		sed 's/^/    /' "$log/$name.checkpatch" | head -30 >&2
 	fi
 done
@@ -48,29 +56,56 @@ done
 # git am needs a work tree, not the whole of one: a sparse checkout of the
 # folders the series touches (git am refuses a patch that reaches outside
 # it, so a path missing from the list fails the check, never passes it)
-am=$BUILD/am-check
+am=$BASE_BUILD/am-check
 am_dirs=$(sed -nE 's#^(\+\+\+ b|--- a)/(.*)/[^/]*$#\2#p' $patches | sort -u)
 if [ ! -d "$am" ]; then
 	git -C "$SRC" worktree add -q --no-checkout --detach "$am" base > /dev/null 2>&1
 fi
 git -C "$am" am --abort > /dev/null 2>&1
 git -C "$am" sparse-checkout set --cone $am_dirs
-git -C "$am" checkout -q -f --detach base && git -C "$am" clean -q -fdx
-for p in $patches; do
-	name=$(basename "$p")
-	if git -C "$am" -c user.name=check -c user.email=check@localhost am -q "$p" > "$log/$name.am" 2>&1; then
-		echo "pass static: git am $name"
-	else
-		echo "fail static: git am $name"
-		sed 's/^/    /' "$log/$name.am" >&2
-		git -C "$am" am --abort > /dev/null 2>&1
-		break
-	fi
-done
-if [ "$(git -C "$am" rev-parse 'HEAD^{tree}')" = "$(git -C "$SRC" rev-parse 'series^{tree}')" ]; then
-	echo "pass static: git am of out/series gives the tree of build/linux"
+# am_on_base PATCH...: apply in order on the pristine base; the first that
+# fails is named, and nothing after it is applied
+am_on_base() {
+	local p
+	git -C "$am" am --abort > /dev/null 2>&1
+	git -C "$am" checkout -q -f --detach base && git -C "$am" clean -q -fdx
+	for p; do
+		if ! git -C "$am" -c user.name=check -c user.email=check@localhost am -q "$p" \
+			> "$log/am.log" 2>&1; then
+			AM_FAILED=${p#"$series"/}
+			sed 's/^/    /' "$log/am.log" >&2
+			git -C "$am" am --abort > /dev/null 2>&1
+			return 1
+		fi
+	done
+}
+# every series on the pristine base, after the one it needs (patches/trees)
+if [ -z "$BASE_TAG" ]; then
+	while read -r name range needs tree; do
+		case "$name" in ''|'#'*) continue ;; esac
+		d=$(ls -d "$series"/[0-9]*-"$name")
+		pre=()
+		for need in ${needs//,/ }; do
+			[ "$need" = - ] ||
+				pre+=($(ls "$series"/[0-9]*-"$need"/[0-9][0-9][0-9][0-9]-*.patch | grep -v 0000-cover-letter))
+		done
+		if am_on_base "${pre[@]}" $(ls "$d"/[0-9][0-9][0-9][0-9]-*.patch | grep -v 0000-cover-letter); then
+			echo "pass static: git am of the $name series on the pristine base${pre:+ after ${needs//,/ and }}"
+		else
+			echo "fail static: git am of the $name series on the pristine base: $AM_FAILED does not apply"
+		fi
+	done < "$TOP/patches/trees"
+fi
+# and all of it, in order: the tree of build/linux
+if am_on_base $patches; then
+	echo "pass static$BASE_TAG: git am of every patch of $(basename "$series"), in order"
 else
-	echo "fail static: git am of out/series differs from build/linux"
+	echo "fail static$BASE_TAG: git am of $(basename "$series"): $AM_FAILED does not apply"
+fi
+if [ "$(git -C "$am" rev-parse 'HEAD^{tree}')" = "$(git -C "$SRC" rev-parse 'series^{tree}')" ]; then
+	echo "pass static$BASE_TAG: git am of $(basename "$series") gives the tree of build/linux"
+else
+	echo "fail static$BASE_TAG: git am of $(basename "$series") differs from build/linux"
 fi
 
 # sparse and W=1: what is new against the stock files, line numbers ignored.
@@ -80,7 +115,7 @@ fi
 test_out=$(kbuild_dir test)
 stock_out=$(kbuild_dir sparse-stock)
 if [ ! -f "$test_out/.config" ]; then
-	echo "fail static: sparse: no configured test kernel (make kernel)"
+	echo "fail static$BASE_TAG: sparse: no configured test kernel (make kernel)"
 	exit 0
 fi
 # line numbers differ between the two versions of a file; the warnings must not
@@ -91,7 +126,7 @@ normalise() {
 files=() new_objs=() old_objs=()
 for f in $(git -C "$SRC" diff --name-only --diff-filter=AM base series -- '*.c'); do
 	if [ ! -f "$test_out/${f%.c}.o" ]; then
-		echo "skip static: sparse W=1 $f (not built in the test configuration)"
+		echo "skip static$BASE_TAG: sparse W=1 $f (not built in the test configuration)"
 		continue
 	fi
 	files+=("$f")
@@ -104,7 +139,7 @@ make -k -C "$SRC" O="$test_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${new_objs[@
 # kernel's configuration
 : > "$log/sparse-old"
 if [ ${#old_objs[@]} -gt 0 ] && ! at_base 2> "$log/at-base.err"; then
-	echo "fail static: sparse: build/linux could not be checked out at base: $(< "$log/at-base.err")"
+	echo "fail static$BASE_TAG: sparse: build/linux could not be checked out at base: $(< "$log/at-base.err")"
 elif [ ${#old_objs[@]} -gt 0 ]; then
 	mkdir -p "$stock_out"
 	if ! cmp -s "$test_out/.config" "$stock_out/.config.src" 2>/dev/null; then
@@ -116,25 +151,29 @@ elif [ ${#old_objs[@]} -gt 0 ]; then
 	make -k -C "$SRC" O="$stock_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${old_objs[@]}" 2>&1 |
 		normalise > "$log/sparse-old"
 	back_from_base ||
-		echo "fail static: build/linux could not be checked out back at the series"
+		echo "fail static$BASE_TAG: build/linux could not be checked out back at the series"
 fi
 comm -23 "$log/sparse-new" "$log/sparse-old" > "$log/sparse-added"
 for f in "${files[@]}"; do
 	if grep -q "^$f:" "$log/sparse-added"; then
-		echo "fail static: sparse W=1 $f"
+		echo "fail static$BASE_TAG: sparse W=1 $f"
 		grep "^$f:" "$log/sparse-added" | sed 's/^/    /' >&2
 	else
-		echo "pass static: sparse W=1 $f"
+		echo "pass static$BASE_TAG: sparse W=1 $f"
 	fi
 done
 # what the touched files' builds report new in the headers they include
 hdr=$(grep -vE "^($(IFS='|'; echo "${files[*]}")):" "$log/sparse-added")
 if [ -z "$hdr" ]; then
-	echo "pass static: sparse W=1: nothing new in the headers the touched files include"
+	echo "pass static$BASE_TAG: sparse W=1: nothing new in the headers the touched files include"
 else
-	echo "fail static: sparse W=1: new in headers"
+	echo "fail static$BASE_TAG: sparse W=1: new in headers"
 	echo "$hdr" | sed 's/^/    /' >&2
 fi
+
+# on mainline only: the backport's new files are mainline's with a compat
+# delta the test kernel builds, and the matcher does not depend on a base
+[ -z "$BASE_TAG" ] || exit 0
 
 # the console matcher of scripts/vm, on real report headers
 bash "$TOP/scripts/splat/check.sh"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Materialise the kernel tree under build/linux: the pristine 6.12 base as the
+# Materialise the kernel tree of the base (lib.sh: BASE; build/linux for
+# mainline, build/6.12/linux for the backport): the pristine base as the
 # first commit (tag "base"), then one commit per entry of patches/series.
 #
 # patches/series lists one patch a line, in order; indented lines that follow
@@ -9,6 +10,14 @@
 # patch file is a mail: From:, Subject:, body with Signed-off-by, then the
 # hunks against upstream files and against files an earlier patch added
 # (possibly none).  The overlay holds the last version of each added file.
+#
+# The 6.12 backport (patches/6.12/) is the same series carried the way
+# stable backports are: patches/6.12/series gives its order (prerequisite
+# backports included), and a file of a patch's name in patches/6.12/ is
+# either a patch of its own or a "[ 6.12: ... ]" note with the hunks that
+# differ: on upstream files they replace mainline's, on the new files the
+# patch adds they are its compat delta (scripts/base_patch.py).  The new
+# files are mainline's.
 #
 # Commits are built in a scratch index, so re-running only rewrites the files
 # whose content changed and the kernel build stays incremental.
@@ -22,8 +31,8 @@ check_base() {
 	local mk=$1/Makefile v p
 	v=$(sed -n 's/^VERSION = //p' "$mk")
 	p=$(sed -n 's/^PATCHLEVEL = //p' "$mk")
-	[ "$v.$p" = 6.12 ] ||
-		die "$1 is Linux $v.$p, the series is for 6.12.x ($TARBALL)"
+	[ "$v.$p" = "$BASE" ] ||
+		die "$1 is Linux $v.$p, BASE=$BASE wants $BASE.x ($TARBALL)"
 }
 
 # commit_base DIR: the pristine base in DIR (a new folder), committed as the
@@ -94,30 +103,54 @@ same_base() {
 
 	had=$(git -C "$SRC" config nvme-irq.tarball || true)
 	[ -z "$had" ] || [ "$had" = "$(tarball_key)" ] ||
-		die "build/linux was made from another tarball than $TARBALL: remove build/ and run make again"
+		die "${SRC#"$TOP"/} was made from another tarball than $TARBALL (a 6.12 tree of before the mainline port? move it to build/6.12/linux, or remove it) and run make again"
 	[ -n "$had" ] || [ -n "${LINUX_TARBALL:-}" ] ||
 		[ "$(make -s -C "$SRC" kernelversion 2> /dev/null)" = "${LINUX_PKG_VERSION%%-*}" ] ||
-		die "build/linux is not Linux ${LINUX_PKG_VERSION%%-*}: remove build/ and run make again"
+		die "${SRC#"$TOP"/} is not Linux ${LINUX_PKG_VERSION%%-*} (a 6.12 tree of before the mainline port? move it to build/6.12/linux, or remove it) and run make again"
 }
 
-# Read patches/series into parallel arrays: PATCHES[i], FILES[i].
+# Read the series into parallel arrays: PATCHES[i] (mainline's patch file),
+# FILES[i] (the new files it adds), BASEFILE[i] (the base's file of that
+# name, or "").
 parse_series() {
-	PATCHES=() FILES=()
-	local line i=-1
+	PATCHES=() FILES=() BASEFILE=()
+	local line i=-1 name
+	local -A files_of=()
 	while IFS= read -r line || [ -n "$line" ]; do
 		case "$line" in
 		''|'#'*) continue ;;
 		[[:space:]]*)
-			[ $i -ge 0 ] || die "series: file list before the first patch"
+			[ -n "${name:-}" ] || die "series: file list before the first patch"
 			line=${line//[[:space:]]/}
 			[ -n "$line" ] || continue
-			[ -e "$TOP/$line" ] || die "series: ${PATCHES[$i]} names $line, which does not exist"
-			FILES[$i]+=" $line" ;;
+			[ -e "$TOP/$line" ] || die "series: $name names $line, which does not exist"
+			files_of[$name]+=" $line" ;;
 		*)
-			i=$((i + 1))
-			PATCHES[$i]=$line FILES[$i]="" ;;
+			name=$line files_of[$name]="" ;;
 		esac
 	done < "$series"
+	while IFS= read -r line || [ -n "$line" ]; do
+		case "$line" in
+		''|'#'*|[[:space:]]*) continue ;;
+		esac
+		i=$((i + 1))
+		PATCHES[$i]=$TOP/patches/$line BASEFILE[$i]=""
+		FILES[$i]=${files_of[$line]:-}
+		[ -n "$BASE_PATCHES" ] && [ -f "$BASE_PATCHES/$line" ] &&
+			BASEFILE[$i]=$BASE_PATCHES/$line
+	done < "${BASE_PATCHES:-$TOP/patches}/series"
+	[ $i -ge 0 ] || die "no patch in ${BASE_PATCHES:-$TOP/patches}/series"
+	[ -n "$BASE_PATCHES" ] || return 0
+	# the backport carries every mainline patch, and every file of its
+	# folder is a patch of its series
+	local named=" ${PATCHES[*]##*/} " f
+	for f in "${!files_of[@]}"; do
+		[[ $named == *" $f "* ]] || die "$BASE_PATCHES/series lacks mainline's $f"
+	done
+	for f in "$BASE_PATCHES"/*; do
+		case "${f##*/}" in series|cover-letter) continue ;; esac
+		[[ $named == *" ${f##*/} "* ]] || die "${f#"$TOP"/} is not in $BASE_PATCHES/series"
+	done
 }
 
 # add_overlay_file PATH I: the overlay holds the series' last version of
@@ -133,7 +166,7 @@ add_overlay_file() {
 	for ((j = ${#PATCHES[@]} - 1; j > i; j--)); do
 		grep -q "^+++ b/$path\$" "$tmp/diff.$j" || continue
 		(cd "$work" && git apply -R --include="$path" "$tmp/diff.$j") ||
-			die "patch ${PATCHES[$j]}'s hunks for $path do not undo on the overlay's version"
+			die "patch ${PATCHES[$j]##*/}'s hunks for $path do not undo on the overlay's version"
 	done
 	blob=$(git hash-object -w "$work/$path")
 	git update-index --add --cacheinfo "$mode,$blob,$path"
@@ -145,21 +178,38 @@ build_commits() {
 	tmp=$(mktemp -d)
 	# every patch's hunks first: a later one may change an overlay file
 	for i in "${!PATCHES[@]}"; do
-		p=$TOP/patches/${PATCHES[$i]}
-		[ -f "$p" ] || die "series names ${PATCHES[$i]}, which is not in patches/"
+		p=${PATCHES[$i]} COMPAT[$i]=""
+		if [ -n "${BASEFILE[$i]}" ]; then
+			for f in ${FILES[$i]}; do
+				if [ -d "$TOP/$f" ]; then
+					(cd "$TOP" && find "$f" -type f)
+				else
+					echo "$f"
+				fi
+			done > "$tmp/added.$i"
+			[ -f "$p" ] || p=-
+			"$TOP/scripts/base_patch.py" "$p" "${BASEFILE[$i]}" "$tmp/added.$i" \
+				"$tmp/patch.$i" "$tmp/compat.$i" ||
+				die "cannot combine ${BASEFILE[$i]#"$TOP"/} with mainline's patch"
+			[ -s "$tmp/compat.$i" ] && COMPAT[$i]=$tmp/compat.$i
+			# the overlay is mainline's: its hunks undo to the
+			# version a patch adds (a patch of the base's own, its)
+			[ "$p" = - ] && p=$tmp/patch.$i
+			PATCHES[$i]=$tmp/patch.$i
+		fi
+		[ -f "$p" ] || die "the series names ${p##*/}, which is not in patches/"
 		git mailinfo "$tmp/msg" "$tmp/diff.$i" < "$p" > /dev/null
 	done
 	export GIT_INDEX_FILE=$SRC/.git/series-index
 	git read-tree base
 	parent=$(git rev-parse base)
 	for i in "${!PATCHES[@]}"; do
-		p=$TOP/patches/${PATCHES[$i]}
-		[ -f "$p" ] || die "series names ${PATCHES[$i]}, which is not in patches/"
+		p=${PATCHES[$i]}
 		git mailinfo "$tmp/msg" "$tmp/diff" < "$p" > "$tmp/info"
 		if [ -s "$tmp/diff" ] &&
 		   ! git apply --cached --whitespace=error-all "$tmp/diff" 2> "$tmp/err"; then
 			sed 's/^/    /' "$tmp/err" >&2
-			die "patch ${PATCHES[$i]} does not apply (hunk and file above)"
+			die "patch ${BASEFILE[$i]:-$p} does not apply (hunk and file above)"
 		fi
 		for f in ${FILES[$i]}; do
 			if [ -d "$TOP/$f" ]; then
@@ -170,6 +220,12 @@ build_commits() {
 				add_overlay_file "$f" "$i"
 			fi
 		done
+		if [ -n "${COMPAT[$i]}" ]; then
+			if ! git apply --cached --whitespace=error-all "${COMPAT[$i]}" 2> "$tmp/err"; then
+				sed 's/^/    /' "$tmp/err" >&2
+				die "the compat delta of ${BASEFILE[$i]#"$TOP"/} does not apply (hunk and file above)"
+			fi
+		fi
 		tree=$(git write-tree)
 		msg=$(sed -n 's/^Subject: //p' "$tmp/info")
 		[ -n "$msg" ] || die "${PATCHES[$i]} has no Subject:"
@@ -211,10 +267,10 @@ if [ "$(git symbolic-ref -q HEAD)" = refs/heads/series ] &&
 fi
 
 parse_series
-note "applying ${#PATCHES[@]} patches from patches/series"
+note "applying ${#PATCHES[@]} patches from ${BASE_PATCHES:-$TOP/patches}/series"
 build_commits
 git update-ref refs/heads/series "$TIP"
 git update-ref refs/overlay/applied "$TIP"	# what make refresh compares against
 git symbolic-ref HEAD refs/heads/series
 git reset -q --hard
-note "build/linux is at $(git log -1 --format='%h %s')"
+note "${SRC#"$TOP"/} is at $(git log -1 --format='%h %s')"

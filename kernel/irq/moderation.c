@@ -102,10 +102,14 @@ static bool irq_moderation_may_deliver(struct irq_desc *desc)
 /*
  * The timer may run the held interrupt's handlers itself, with nothing owed
  * to the chip or to power management: not while they run on another CPU
- * (an affinity change), not on a vector armed for wakeup (the flow handler's
- * irq_may_run() turns its interrupt into a wakeup event during suspend), and
- * not on a chip that EOIs only handled interrupts (the hold left the EOI to
- * the flow handler's second pass).  Those are replayed by check_irq_resend().
+ * (an affinity change), not on a vector armed for wakeup (the flow handler
+ * turns its interrupt into a wakeup event during suspend), and not on a chip
+ * that EOIs only handled interrupts (the hold left the EOI to the flow
+ * handler's second pass).  Those are replayed by check_irq_resend().  While
+ * the timer runs them, an interrupt of a single-target edge vector arriving
+ * on its new target CPU waits in irq_can_handle_pm() for
+ * IRQD_IRQ_INPROGRESS to clear; by then the timer has started a new quiet
+ * time, and that interrupt is held in turn.
  */
 static bool irq_moderation_may_run(struct irq_desc *desc)
 {
@@ -239,8 +243,8 @@ static struct irq_moderation *irq_moderation_alloc(struct irq_desc *desc)
 
 	if (!m)
 		return NULL;
-	hrtimer_init(&m->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
-	m->timer.function = irq_moderation_timer_fn;
+	hrtimer_setup(&m->timer, irq_moderation_timer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_ABS_HARD);
 	m->desc = desc;
 	static_branch_deferred_inc(&irq_moderation_used);
 	return m;

@@ -650,7 +650,7 @@ static void two_vectors_one_cpu_keep_their_gaps(struct kunit *test)
 	u64 end;
 
 	/* at tick resolution both quiet times round up to the same tick */
-	if (hrtimer_resolution != HIGH_RES_NSEC)
+	if (!hrtimer_highres_enabled())
 		kunit_skip(test, "high-resolution timers are not active");
 	a = fake_request(test, handle_edge_irq);
 	b = fake_request(test, handle_edge_irq);

@@ -185,4 +185,4 @@ kunit_test_suite(nvme_apst_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the NVMe APST table computation");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");

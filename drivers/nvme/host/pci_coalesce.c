@@ -183,7 +183,7 @@ static struct nvme_coal_queue *nvme_coal_next(struct nvme_coal_ctrl *cc,
 void nvme_coal_kick(struct nvme_coal_ctrl *cc)
 {
 	if (!test_and_set_bit(NVME_COAL_RUNNING, &cc->flags))
-		queue_delayed_work(system_wq, &cc->work,
+		queue_delayed_work(system_percpu_wq, &cc->work,
 				   msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms)));
 }
 
@@ -532,7 +532,7 @@ static void nvme_coal_work(struct work_struct *work)
 	if (test_bit(NVME_COAL_DEAD, &cc->flags))
 		return;
 	if (more) {
-		queue_delayed_work(system_wq, &cc->work,
+		queue_delayed_work(system_percpu_wq, &cc->work,
 				   msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms)));
 		return;
 	}

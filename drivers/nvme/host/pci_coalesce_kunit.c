@@ -621,4 +621,4 @@ kunit_test_suite(nvme_coal_actuator_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the nvme-pci adaptive coalescing actuators");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");

@@ -742,4 +742,4 @@ kunit_test_suite(nvme_coal_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the nvme-pci adaptive coalescing policy");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");

@@ -10,6 +10,7 @@
  * replays it from enable_irq().  A completion posted after the poll found
  * the queue empty raises its own interrupt once the vector is enabled.
  */
+#include <kunit/visibility.h>
 #include <linux/debugfs.h>
 #include <linux/interrupt.h>
 #include <linux/irq.h>
@@ -149,29 +150,22 @@ void nvme_drain_defer(struct nvme_drain *d, int reaped)
 
 /*
  * Give the vector back.  A managed vector whose CPUs all went offline while
- * irq_poll owned the queue was shut down by genirq (depth reset; restarted
- * when one of its CPUs comes back) and this poll was moved here by
- * irq_poll_cpu_dead(): enable_irq() would force a start on no online CPU.
- * So enable only a vector still disabled and not shut down.  CPU-down shuts
- * vectors down from stop_machine(), which cannot run on this CPU with
- * preemption off (a softirq has it off already; the guard states it): for
- * it the check and the enable are one step.  Not covered: one of its CPUs
- * coming back between the two.  This follows 6.12's irq_shutdown(), which
- * sets the depth to 1; upstream 788019eb559f ("genirq: Retain disable depth
- * for managed interrupts across CPU hotplug") keeps the depth instead, and
- * there a plain enable_irq() is right.
+ * irq_poll owned the queue was shut down by genirq, and this poll was moved
+ * here by irq_poll_cpu_dead().  genirq keeps the disable depth across such a
+ * shutdown (788019eb559f, "genirq: Retain disable depth for managed
+ * interrupts across CPU hotplug"): enable_irq() takes back only the
+ * handler's disable_irq_nosync(), and the vector starts again when one of
+ * its CPUs comes back.  Skipping it would leave the vector disabled for
+ * good.  Such polls are counted.
  */
-static void nvme_drain_enable(struct nvme_drain *d, int irq)
+VISIBLE_IF_KUNIT void nvme_drain_enable(struct nvme_drain *d, int irq)
 {
-	struct irq_data *data = irq_get_irq_data(irq);
-
-	preempt_disable();
-	if (irqd_irq_disabled(data) && !irqd_is_managed_and_shutdown(data))
-		enable_irq(irq);
-	else
+	/* for the count only: CPU hotplug changes it under desc->lock */
+	if (data_race(irqd_is_managed_and_shutdown(irq_get_irq_data(irq))))
 		WRITE_ONCE(d->shutdown_skips, d->shutdown_skips + 1);
-	preempt_enable();
+	enable_irq(irq);
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_drain_enable);
 
 /**
  * nvme_drain_polled() - account a poll run; give the queue back when empty

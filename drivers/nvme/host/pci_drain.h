@@ -30,8 +30,8 @@ extern unsigned int nvme_irq_budget;
  *	irq_poll
  * @poll_runs: runs of the poll callback
  * @poll_completions: completions reaped by the poll callback
- * @shutdown_skips: polls that found the vector shut down (CPU hot-unplug)
- *	and left it to genirq instead of enabling it
+ * @shutdown_skips: polls that ended on a vector genirq had shut down (CPU
+ *	hot-unplug); genirq starts it again when one of its CPUs comes back
  */
 struct nvme_drain {
 	struct irq_poll iop;
@@ -51,6 +51,9 @@ void nvme_drain_stop(struct nvme_drain *d);
 void nvme_drain_defer(struct nvme_drain *d, int reaped);
 int nvme_drain_polled(struct nvme_drain *d, int reaped, int weight,
 		      bool more);
+#if IS_ENABLED(CONFIG_KUNIT)
+void nvme_drain_enable(struct nvme_drain *d, int irq);
+#endif
 
 /**
  * nvme_drain_budget() - how many completions the handler may reap

@@ -193,11 +193,19 @@ static void lost_irq_report(struct nvme_lost_irq *li)
 	const char *chip = d && d->chip ? d->chip->name : "?";
 	const char *domain = d && d->domain && d->domain->name ? d->domain->name : "?";
 
+	/*
+	 * The VMD driver makes the child's DMA visible before it demultiplexes
+	 * a message only where it knows the erratum (VMD_FEAT_INTERRUPT_QUIRK:
+	 * Meteor Lake and Arrow Lake): elsewhere behind VMD, say so.
+	 */
 	if (nvme_pci_warn_once(lc->warned, NVME_PCI_WARN_LOST_IRQ))
 		dev_warn(lc->dev,
-			 "completion interrupt lost on queue %u, irq %d (chip %s, domain %s): completions are being recovered by polling every %u ms (nvme.lost_irq_poll_ms)\n",
+			 "completion interrupt lost on queue %u, irq %d (chip %s, domain %s): completions are being recovered by polling every %u ms (nvme.lost_irq_poll_ms)%s\n",
 			 nvme_pci_qid(li->nvmeq), irq, chip, domain,
-			 READ_ONCE(nvme_lost_irq_poll_ms));
+			 READ_ONCE(nvme_lost_irq_poll_ms),
+			 strstr(chip, "VMD") ?
+			 "; VMD: the vmd quirk covers Meteor/Arrow Lake only, VMD off avoids it" :
+			 "");
 	else if (__ratelimit(&lc->rs))
 		dev_info(lc->dev,
 			 "lost completion interrupts: %llu recoveries on queue %u so far (irq %d)\n",
@@ -249,8 +257,8 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li,
 	li->aer_sent = 0;
 	li->aer_done = 0;
 	memset(&li->watch, 0, sizeof(li->watch));
-	hrtimer_init(&li->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	li->timer.function = lost_irq_timer_fn;
+	hrtimer_setup(&li->timer, lost_irq_timer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_HARD);
 	INIT_WORK(&li->work, lost_irq_work_fn);
 	li->nvmeq = nvmeq;
 

@@ -12,6 +12,7 @@
 #include <linux/fault-inject.h>
 #include <linux/kstrtox.h>
 #include <linux/moduleparam.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "pci_lost_irq.h"
@@ -26,7 +27,7 @@ static unsigned int fail_lost_irq_qid;
  * <interval>,<probability>,<space>,<times>: four integers and nothing else,
  * the probability a percentage.  setup_fault_attr() alone accepts trailing
  * text and any probability.  Context: early boot (built in, before slab)
- * or process; no allocation.
+ * or process.
  */
 static int fail_lost_irq_set(const char *val, const struct kernel_param *kp)
 {
@@ -49,6 +50,19 @@ static int fail_lost_irq_set(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	if (probability > 100 || !interval)
 		return -ERANGE;
+	if (IS_BUILTIN(CONFIG_BLK_DEV_NVME) && !slab_is_available()) {
+		/*
+		 * Built in and on the command line, before the allocator:
+		 * setup_fault_attr() seeds its random state with DO_ONCE,
+		 * which allocates.  Store the fields; the debugfs attribute
+		 * created at module init seeds the state.
+		 */
+		nvme_fail_lost_irq.interval = interval;
+		nvme_fail_lost_irq.probability = probability;
+		atomic_set(&nvme_fail_lost_irq.space, space);
+		atomic_set(&nvme_fail_lost_irq.times, times);
+		return 0;
+	}
 	/* validated: setup_fault_attr() now only stores it */
 	snprintf(buf, sizeof(buf), "%lu,%lu,%lu,%d", interval, probability,
 		 space, times);

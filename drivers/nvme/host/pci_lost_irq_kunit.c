@@ -229,4 +229,4 @@ kunit_test_suite(nvme_lost_irq_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the nvme-pci lost interrupt poller");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the bounded drain's hand-back: a queue that irq_poll owns
+ * has its vector disabled, and the poll that ends gives the vector back.
+ * When the vector's only CPU went offline meanwhile, genirq shut the
+ * managed vector down and irq_poll_cpu_dead() moved the poll to another
+ * CPU; the vector must run again once the CPU comes back, whatever genirq
+ * does with the disable depth across the shutdown.  A managed interrupt of
+ * a fake chip stands for the queue's vector; CPU 1 goes offline and back.
+ */
+#include <kunit/test.h>
+#include <linux/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/interrupt.h>
+#include <linux/irq.h>
+#include <linux/module.h>
+
+#include "pci_drain.h"
+
+static void drain_test_noop(struct irq_data *d) { }
+
+static unsigned int drain_test_startup(struct irq_data *d)
+{
+	return 0;
+}
+
+static int drain_test_set_affinity(struct irq_data *d,
+				   const struct cpumask *dest, bool force)
+{
+	irq_data_update_effective_affinity(d, dest);
+	return IRQ_SET_MASK_OK;
+}
+
+static struct irq_chip drain_test_chip = {
+	.name			= "nvme-drain-test",
+	.irq_startup		= drain_test_startup,
+	.irq_shutdown		= drain_test_noop,
+	.irq_enable		= drain_test_noop,
+	.irq_disable		= drain_test_noop,
+	.irq_mask		= drain_test_noop,
+	.irq_unmask		= drain_test_noop,
+	.irq_set_affinity	= drain_test_set_affinity,
+	.flags			= IRQCHIP_SKIP_SET_WAKE,
+};
+
+static irqreturn_t drain_test_handler(int irq, void *data)
+{
+	return IRQ_HANDLED;
+}
+
+static void drain_test_free_desc(void *irq)
+{
+	irq_free_descs((unsigned long)irq, 1);
+}
+
+static void drain_test_free_irq(void *irq)
+{
+	free_irq((unsigned long)irq, NULL);
+}
+
+static void drain_test_cpu_up(void *cpu)
+{
+	add_cpu((unsigned long)cpu);
+}
+
+/*
+ * A requested managed interrupt whose affinity is CPU 1 alone, freed when
+ * the test ends, whether it passes or not.
+ */
+static int drain_test_vector(struct kunit *test)
+{
+	struct irq_affinity_desc affd = { .is_managed = 1 };
+	int irq;
+
+	cpumask_copy(&affd.mask, cpumask_of(1));
+	irq = __irq_alloc_descs(-1, 1, 1, NUMA_NO_NODE, THIS_MODULE, &affd);
+	KUNIT_ASSERT_GT(test, irq, 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, drain_test_free_desc,
+							(void *)(unsigned long)irq), 0);
+	irq_set_chip_and_handler(irq, &drain_test_chip, handle_simple_irq);
+	irq_clear_status_flags(irq, IRQ_NOREQUEST);
+	KUNIT_ASSERT_EQ(test, request_irq(irq, drain_test_handler, 0,
+					  "nvme-drain-test", NULL), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, drain_test_free_irq,
+							(void *)(unsigned long)irq), 0);
+	KUNIT_ASSERT_TRUE(test, irqd_affinity_is_managed(irq_get_irq_data(irq)));
+	return irq;
+}
+
+/* No hotplug: the hand-back enables the vector the handler disabled. */
+static void drain_gives_vector_back(struct kunit *test)
+{
+	struct nvme_drain d = { };
+	struct irq_data *data;
+	int irq;
+
+	if (!cpu_online(1))
+		kunit_skip(test, "CPU 1 is not online");
+	irq = drain_test_vector(test);
+	data = irq_get_irq_data(irq);
+	disable_irq_nosync(irq);
+	nvme_drain_enable(&d, irq);
+	KUNIT_EXPECT_FALSE(test, irqd_irq_disabled(data));
+	KUNIT_EXPECT_TRUE(test, irqd_is_started(data));
+	KUNIT_EXPECT_EQ(test, d.shutdown_skips, 0);
+}
+
+/*
+ * The poll ends while the vector's CPU is offline: genirq has shut the
+ * vector down.  Once the CPU is back, the vector must be started and
+ * enabled: a hand-back that leaves a disable behind (or forces a start on
+ * no online CPU, which WARNs) leaves the queue without interrupts.
+ */
+static void drain_hotplug_vector_runs_again(struct kunit *test)
+{
+	struct nvme_drain d = { };
+	struct irq_data *data;
+	int irq;
+
+	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU) || !get_cpu_device(1) ||
+	    !cpu_is_hotpluggable(1) || !cpu_online(1))
+		kunit_skip(test, "CPU 1 cannot go offline here");
+	irq = drain_test_vector(test);
+	data = irq_get_irq_data(irq);
+	disable_irq_nosync(irq);	/* the handler hands the queue over */
+	KUNIT_ASSERT_EQ(test, remove_cpu(1), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, drain_test_cpu_up,
+							(void *)1UL), 0);
+	KUNIT_EXPECT_TRUE(test, irqd_is_managed_and_shutdown(data));
+	nvme_drain_enable(&d, irq);	/* the poll, moved to CPU 0, ends */
+	KUNIT_EXPECT_EQ(test, d.shutdown_skips, 1);
+	/* CPU 1 comes back (a second add_cpu() at the end finds it online) */
+	KUNIT_EXPECT_EQ(test, add_cpu(1), 0);
+	KUNIT_EXPECT_TRUE(test, irqd_is_started(data));
+	KUNIT_EXPECT_FALSE(test, irqd_irq_disabled(data));
+}
+
+static struct kunit_case nvme_drain_cases[] = {
+	KUNIT_CASE(drain_gives_vector_back),
+	KUNIT_CASE(drain_hotplug_vector_runs_again),
+	{}
+};
+
+static struct kunit_suite nvme_drain_suite = {
+	.name = "nvme_pci_drain",
+	.test_cases = nvme_drain_cases,
+};
+
+kunit_test_suite(nvme_drain_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the nvme-pci bounded drain's hand-back");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");
