@@ -110,7 +110,15 @@ if [ $need_linux -eq 1 ]; then
 	fi
 	(cd "$tmp" && apt-get "${aptopt[@]}" download -q "$LINUX_PKG=$LINUX_PKG_VERSION") \
 		>> "$tmp/download.log" 2>&1 ||
-		{ cat "$tmp/download.log" >&2; die "apt-get download $LINUX_PKG=$LINUX_PKG_VERSION failed"; }
+		{
+			cat "$tmp/download.log" >&2
+			# a pinned version leaves the suite when a newer one
+			# enters it; Debian's snapshot archive keeps every one
+			die "apt-get download $LINUX_PKG=$LINUX_PKG_VERSION failed." \
+				"If the version has left the archive, take the package from" \
+				"https://snapshot.debian.org/binary/$LINUX_PKG/ and put its" \
+				"usr/src/$LINUX_PKG.tar.xz at $TARBALL: make deps checks its SHA-256"
+		}
 	dpkg-deb --fsys-tarfile "$tmp"/*.deb |
 		tar -xO "./usr/src/$LINUX_PKG.tar.xz" > "$tmp/linux.tar.xz"
 	echo "$LINUX_SHA256  $tmp/linux.tar.xz" | sha256sum -c --quiet - ||

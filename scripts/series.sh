@@ -87,12 +87,19 @@ replay() {
 mapfile -t commits < <(git -C "$SRC" rev-list --reverse base..series)
 declare -A from_of=() tip_of=() range_of=() needs_of=() tree_of=() code_of=()
 names=() covered=()
-# gm PATCH OPTION...: get_maintainer.pl on a patch file
+# gm PATCH OPTION...: get_maintainer.pl on a patch file, with its role
+# after each address ("Name <a@b> (maintainer:SECTION)")
 gm() {
 	local f=$1
 	shift
 	(cd "$SRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback \
 		--no-tree "$@" "$f")
+}
+export -f gm
+export SRC
+# addresses FILE: the addresses of a gm output, roles dropped
+addresses() {
+	sed -E 's/ \((maintainer|reviewer|supporter|odd fixer|(open|moderated|subscriber) list)\b.*\)$//' "$1"
 }
 # each series replayed on the base and the series it needs
 while read -r name range needs tree; do
@@ -122,6 +129,15 @@ done < "$TOP/patches/trees"
 [ "$(echo "${covered[*]:-}" | tr ' ' '\n' | sort -n | paste -sd' ')" = "$(seq -s' ' 1 ${#commits[@]})" ] ||
 	die "patches/trees does not take each of the ${#commits[@]} patches exactly once"
 
+# get_maintainer.pl takes seconds on a large patch (its K: keyword scan):
+# one run per patch file, on every core, each output read several times.
+# The whole series' patch: everyone, as the cover letter shows it; the
+# code's: maintainers and lists, no reviewers.
+for name in "${names[@]}"; do
+	printf '%s\n' "$tmp/$name.patch" "$tmp/$name.code.patch"
+done | xargs -P "$(nproc)" -I{} bash -c \
+	'case "$1" in *.code.patch) o=--no-r ;; *) o=--r ;; esac; gm "$1" --m $o --l > "$1.gm"' _ {} ||
+	die "scripts/get_maintainer.pl failed"
 n=0
 for name in "${names[@]}"; do
 	n=$((n + 1))
@@ -129,12 +145,13 @@ for name in "${names[@]}"; do
 	# To: the maintainers of the code; Cc: everyone else get_maintainer.pl
 	# names for the series, and the maintainers and lists of the series it
 	# needs and of those that need it
-	to=$(gm "$tmp/$name.code.patch" --no-rolestats --m --no-r --no-l | sort -u)
-	cc=$(gm "$tmp/$name.patch" --no-rolestats --m --r --l)
+	to=$(grep -vE ' \((open|moderated|subscriber) list\b' "$tmp/$name.code.patch.gm" |
+		addresses /dev/stdin | sort -u)
+	cc=$(addresses "$tmp/$name.patch.gm")
 	for other in "${names[@]}"; do
 		[ "$other" != "$name" ] || continue
 		if [[ ",$needs," == *",$other,"* ]] || [[ ",${needs_of[$other]}," == *",$name,"* ]]; then
-			cc+=$'\n'$(gm "$tmp/$other.code.patch" --no-rolestats --m --no-r --l)
+			cc+=$'\n'$(addresses "$tmp/$other.code.patch.gm")
 		fi
 	done
 	cc=$(echo "$cc" | grep -vxF -f <(echo "$to") | awk 'NF && !seen[$0]++')
@@ -172,7 +189,7 @@ PY
 		echo
 		echo "scripts/get_maintainer.pl for this series (the series adds F: lines"
 		echo "to existing entries, no entry of its own):"
-		gm "$tmp/$name.patch" | sed 's/^/  /'
+		sed 's/^/  /' "$tmp/$name.patch.gm"
 	} > "$tmp/notes"
 	fill_cover "$out/0000-cover-letter.patch" "$TOP/patches/cover-letter-$name" "$tmp/notes"
 done

@@ -8,8 +8,8 @@
 #    not already report on the stock version of that file;
 #  - the console matcher of scripts/vm matches every report header of a
 #    corpus and no benign line;
-#  - the series builds W=1 clean with CONFIG_IRQ_MODERATION,
-#    CONFIG_FAULT_INJECTION, CONFIG_DEBUG_FS or CONFIG_FTRACE off.
+#  - the series builds W=1 clean with CONFIG_IRQ_MODERATION off,
+#    CONFIG_FAULT_INJECTION and CONFIG_FTRACE off, or CONFIG_DEBUG_FS off.
 # Needs out/series (make series) and a configured test kernel (make kernel);
 # BASE=6.12: the backport's export, out/series-6.12, without the last two.
 set -uo pipefail
