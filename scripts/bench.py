@@ -11,7 +11,8 @@ Environment: QUICK=1 (the modes marked quick, one repetition, 2 s runs,
 in out/bench-quick/),
 REPS=N, BENCH_MATRIX=file (published in bench/results/NAME/ for
 bench/NAME.matrix), SCENARIOS=a,b (only those), REPLOT=1 (redo results.md
-and the plots from out/bench/results.json without running).
+and the plots from out/bench/results.json without running), BASE=6.12
+(the backport's kernels; out/bench-6.12/, published in bench/results/6.12/).
 """
 import itertools
 import json
@@ -24,9 +25,12 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK = os.environ.get('QUICK', '') not in ('', '0')
+# the kernels' base (scripts/lib.sh): mainline unless BASE=6.12
+BASE = os.environ.get('BASE') or '7.3'
+BASE_TAG = '' if BASE == '7.3' else '-' + BASE
 # a smoke run (make check's) never overwrites a full run's results
 OUT = os.path.join(os.environ.get('OUT', os.path.join(TOP, 'out')),
-                   'bench-quick' if QUICK else 'bench')
+                   ('bench-quick' if QUICK else 'bench') + BASE_TAG)
 
 # metric key, column title, format, higher is better
 METRICS = [
@@ -195,7 +199,7 @@ def fmt(fmtstr, v):
 
 
 def write_markdown(meta, summary, path, series=()):
-    lines = [f"# make bench results ({meta['date']})", '',
+    lines = [f"# make bench results ({meta['date']}, Linux {meta.get('base', '6.12')})", '',
              f"{meta['reps']} repetition(s) per case, modes interleaved; "
              'median [min-max]; the ratio is to the scenario\'s first mode '
              '(its baseline).  QEMU/TCG: read ratios and interrupt counts, '
@@ -376,12 +380,16 @@ def render(meta, summary, runs):
 def publish(outdir, plots, matrix):
     """Keep the latest full run in the tree, for the README: bench/matrix's
     in bench/results/, another matrix's (bench/NAME.matrix) in
-    bench/results/NAME/, so that it never replaces the full run's."""
-    dest = os.path.join(TOP, 'bench', 'results')
+    bench/results/NAME/, so that it never replaces the full run's; a
+    backport's in bench/results/BASE/.  The files of the previous run go,
+    the folders of the others stay."""
+    dest = os.path.join(TOP, 'bench', 'results', *([BASE] if BASE_TAG else []))
     if os.path.basename(matrix) != 'matrix':
         dest = os.path.join(dest, os.path.basename(matrix).rsplit('.', 1)[0])
-    shutil.rmtree(dest, ignore_errors=True)
-    os.makedirs(dest)
+    os.makedirs(dest, exist_ok=True)
+    for old in os.listdir(dest):
+        if os.path.isfile(os.path.join(dest, old)):
+            os.remove(os.path.join(dest, old))
     for f in ['results.md', 'results.json'] + [os.path.basename(p) for p in plots]:
         shutil.copy(os.path.join(outdir, f), dest)
 
@@ -438,7 +446,8 @@ def main():
         remaining -= est[id(m)]
 
     meta = {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
-            'quick': QUICK, 'reps': reps, 'matrix': os.path.relpath(matrix, TOP),
+            'base': BASE, 'quick': QUICK, 'reps': reps,
+            'matrix': os.path.relpath(matrix, TOP),
             'seconds': round(time.time() - t0)}
     summary = summarise(modes, runs)
     json.dump({'meta': meta, 'runs': runs, 'summary': summary},
