@@ -75,8 +75,13 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 	m->delays++;
 	m->held_since = now;
 	m->armed = true;
+	/*
+	 * Pinned: started from an idle CPU, an unpinned timer may move to a
+	 * busy one, and the replay would run the handlers off the vector's
+	 * affinity (managed vectors, isolated CPUs).
+	 */
 	hrtimer_start(&m->timer, ns_to_ktime(m->quiet_until),
-		      HRTIMER_MODE_ABS_HARD);
+		      HRTIMER_MODE_ABS_PINNED_HARD);
 	trace_irq_moderation_hold(irq_desc_get_irq(desc), m->quiet_until - now);
 	return true;
 }
@@ -217,6 +222,12 @@ static int irq_moderation_check(struct irq_desc *desc)
 	if (action->flags & (IRQF_ONESHOT | IRQF_PERCPU) || action->thread_fn ||
 	    (desc->istate & (IRQS_ONESHOT | IRQS_NMI)))
 		return -EINVAL;		/* threads own the unmask */
+	/*
+	 * A clock event or broadcast device may be the timer that would end
+	 * the hold; IRQF_NO_THREAD says the handler must not wait either.
+	 */
+	if (action->flags & (__IRQF_TIMER | IRQF_NO_THREAD))
+		return -EINVAL;
 	if (irq_settings_is_level(desc) || irqd_is_level_type(&desc->irq_data))
 		return -EINVAL;		/* the line stays asserted */
 	if (desc->handle_irq != handle_edge_irq &&
@@ -236,6 +247,8 @@ static int irq_moderation_check(struct irq_desc *desc)
  * irq_moderation_used for its whole life, so the flow handlers' hooks are
  * live exactly while some vector is moderated.  Process context, not under
  * desc->request_mutex: static_branch_deferred_inc() takes cpus_read_lock().
+ * Only for a vector that irq_moderation_check() accepted: the first
+ * reference patches the hooks in on every CPU.
  */
 static struct irq_moderation *irq_moderation_alloc(struct irq_desc *desc)
 {
@@ -244,7 +257,7 @@ static struct irq_moderation *irq_moderation_alloc(struct irq_desc *desc)
 	if (!m)
 		return NULL;
 	hrtimer_setup(&m->timer, irq_moderation_timer_fn, CLOCK_MONOTONIC,
-		      HRTIMER_MODE_ABS_HARD);
+		      HRTIMER_MODE_ABS_PINNED_HARD);
 	m->desc = desc;
 	static_branch_deferred_inc(&irq_moderation_used);
 	return m;
@@ -285,12 +298,7 @@ static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 		return -ENODEV;
 	if (delay_us > IRQ_MODERATION_MAX_US)
 		return -ERANGE;
-	if (delay_us) {
-		alloc = irq_moderation_alloc(desc);
-		if (!alloc)
-			return -ENOMEM;
-	}
-
+again:
 	mutex_lock(&desc->request_mutex);
 	ret = irq_moderation_check(desc);
 	if (ret)
@@ -307,6 +315,18 @@ static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 			irq_moderation_drop(desc, m);
 		goto out;
 	}
+	/*
+	 * A vector moderated already is retuned in place.  The first setting
+	 * allocates outside the mutex, then checks again: the vector may have
+	 * changed meanwhile.
+	 */
+	if (!m && !alloc) {
+		mutex_unlock(&desc->request_mutex);
+		alloc = irq_moderation_alloc(desc);
+		if (!alloc)
+			return -ENOMEM;
+		goto again;
+	}
 	raw_spin_lock_irq(&desc->lock);
 	if (!m) {
 		m = alloc;
@@ -319,7 +339,7 @@ static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 	raw_spin_unlock_irq(&desc->lock);
 out:
 	mutex_unlock(&desc->request_mutex);
-	/* not needed: the vector was moderated already, or refused */
+	/* not needed: moderated by somebody else meanwhile, or refused */
 	if (alloc)
 		irq_moderation_put(alloc);
 	return ret;
@@ -341,7 +361,8 @@ out:
  * -EINVAL if @irq has no handler or cannot be moderated safely (shared,
  * threaded or ONESHOT, level-triggered, a flow handler other than
  * handle_edge_irq()/handle_fasteoi_irq(), a chip that cannot mask from
- * hardirq context, PCI MSI without per-vector masking); -ENODEV if
+ * hardirq context, PCI MSI without per-vector masking, a timer or
+ * IRQF_NO_THREAD handler); -ENODEV if
  * moderation is switched off on the command line; -ENOMEM.  On error
  * nothing changes.
  */

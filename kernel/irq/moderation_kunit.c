@@ -23,6 +23,8 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <trace/events/kmem.h>
+#include <trace/events/timer.h>
 
 #include "moderation.h"
 
@@ -34,6 +36,7 @@ struct fake_line {
 	unsigned int runs;
 	unsigned int retriggers;
 	bool last_in_hardirq;
+	int last_cpu;
 	u64 last_ns;
 	u64 min_gap_ns;
 };
@@ -130,6 +133,7 @@ static irqreturn_t fake_handler(int irq, void *data)
 	l->last_ns = now;
 	l->runs++;
 	l->last_in_hardirq = in_hardirq();
+	l->last_cpu = raw_smp_processor_id();
 	return IRQ_HANDLED;
 }
 
@@ -350,6 +354,134 @@ static void rejects_unsafe_vectors(struct kunit *test)
 	l = fake_alloc(test, &fake_chip_nomask, handle_edge_irq);
 	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
 	expect_rejected(test, l);
+	fake_free(l, true);
+
+	/* a timer (x86 IRQ 0, HPET channels) and a handler that must not wait */
+	l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_TIMER,
+					  "modtest", l), 0);
+	expect_rejected(test, l);
+	fake_free(l, true);
+	l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_NO_THREAD,
+					  "modtest", l), 0);
+	expect_rejected(test, l);
+	fake_free(l, true);
+}
+
+/* kmalloc() calls made by one task, seen through the kmalloc tracepoint */
+struct alloc_probe {
+	struct task_struct *task;
+	int allocs;
+};
+
+static void record_alloc(void *data, unsigned long call_site, const void *ptr,
+			 size_t bytes_req, size_t bytes_alloc, gfp_t gfp_flags,
+			 int node)
+{
+	struct alloc_probe *p = data;
+
+	if (current == p->task)
+		p->allocs++;
+}
+
+/*
+ * A refused request allocates no state and takes no reference on the hooks'
+ * static key (with jump labels its first reference patches the flow
+ * handlers on every CPU, and dropping it is deferred by a second); a
+ * vector moderated already is retuned in place, without allocating, which
+ * a driver may do under locks its reset path takes.
+ */
+static void refused_or_retuned_allocates_nothing(struct kunit *test)
+{
+	struct static_key *key = &irq_moderation_used.key.key;
+	struct alloc_probe probe = { .task = current };
+	struct fake_line *l, *other, *m;
+	int count;
+
+	other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	l = fake_alloc(test, &fake_chip, handle_edge_irq);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", l), 0);
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
+					  "modtest", other), 0);
+	m = fake_request(test, handle_edge_irq);
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(m->irq, 100), 0);
+	if (register_trace_kmalloc(record_alloc, &probe)) {
+		free_irq(l->irq, other);
+		fake_free(l, true);
+		fake_free(m, true);
+		kunit_skip(test, "no kmalloc tracepoint");
+	}
+	/* a reference dropped by an earlier case goes a second later */
+	static_key_deferred_flush(&irq_moderation_used);
+	count = static_key_count(key);
+	KUNIT_EXPECT_EQ(test, irq_set_moderation(l->irq, 100), -EINVAL);
+	KUNIT_EXPECT_EQ(test, irq_update_moderation(l->irq, 0, 100), -EINVAL);
+	KUNIT_EXPECT_EQ(test, static_key_count(key), count);
+	KUNIT_EXPECT_EQ(test, probe.allocs, 0);
+	KUNIT_EXPECT_EQ(test, irq_set_moderation(m->irq, 200), 0);
+	KUNIT_EXPECT_EQ(test, irq_update_moderation(m->irq, 200, 300), 0);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(m->irq), 300);
+	KUNIT_EXPECT_EQ(test, probe.allocs, 0);
+	unregister_trace_kmalloc(record_alloc, &probe);
+	tracepoint_synchronize_unregister();
+	free_irq(l->irq, other);
+	fake_free(l, true);
+	fake_free(m, true);
+}
+
+struct start_probe {
+	struct hrtimer *timer;
+	int starts;
+	enum hrtimer_mode mode;
+};
+
+static void record_start(void *data, struct hrtimer *timer,
+			 enum hrtimer_mode mode, bool was_armed)
+{
+	struct start_probe *p = data;
+
+	if (timer == READ_ONCE(p->timer)) {
+		p->starts++;
+		p->mode = mode;
+	}
+}
+
+/*
+ * The replay runs where the interrupt was held: the timer is started
+ * pinned (an unpinned one started from an idle CPU may move to a busy one,
+ * get_nohz_timer_target()), and the handlers run on the holding CPU.
+ */
+static void replay_timer_is_pinned(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+	struct start_probe probe = { };
+	struct irq_moderation *m;
+	int cpu = raw_smp_processor_id();
+	u64 end;
+
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, HOLD_US), 0);
+	m = rcu_access_pointer(irq_to_desc(l->irq)->moderation);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	probe.timer = &m->timer;
+	if (register_trace_hrtimer_start(record_start, &probe)) {
+		fake_free(l, true);
+		kunit_skip(test, "no hrtimer_start tracepoint");
+	}
+	fake_raise(l);
+	fake_raise(l);				/* held: the timer starts */
+	end = ktime_get_ns() + SETTLE_MS * NSEC_PER_MSEC;
+	while (READ_ONCE(l->runs) < 2 && ktime_get_ns() < end)
+		cpu_relax();
+	unregister_trace_hrtimer_start(record_start, &probe);
+	tracepoint_synchronize_unregister();
+	KUNIT_EXPECT_EQ(test, l->runs, 2);
+	KUNIT_EXPECT_EQ(test, probe.starts, 1);
+	KUNIT_EXPECT_TRUE(test, probe.mode & HRTIMER_MODE_PINNED);
+	KUNIT_EXPECT_TRUE(test, probe.mode & HRTIMER_MODE_HARD);
+	KUNIT_EXPECT_EQ(test, l->last_cpu, cpu);
 	fake_free(l, true);
 }
 
@@ -683,6 +815,8 @@ static struct kunit_case irq_moderation_cases[] = {
 	KUNIT_CASE(off_by_default_and_zero_turns_off),
 	KUNIT_CASE(rejects_above_maximum),
 	KUNIT_CASE(rejects_unsafe_vectors),
+	KUNIT_CASE(refused_or_retuned_allocates_nothing),
+	KUNIT_CASE(replay_timer_is_pinned),
 	KUNIT_CASE(shared_flag_alone_is_accepted),
 	KUNIT_CASE(free_while_held),
 	KUNIT_CASE(dropped_with_the_handler_that_set_it),
