@@ -316,9 +316,9 @@ again:
 		goto out;
 	}
 	/*
-	 * A vector moderated already is retuned in place.  The first setting
-	 * allocates outside the mutex, then checks again: the vector may have
-	 * changed meanwhile.
+	 * A vector moderated already takes the new delay in place.  The
+	 * first setting allocates outside the mutex, then checks again: the
+	 * vector may have changed meanwhile.
 	 */
 	if (!m && !alloc) {
 		mutex_unlock(&desc->request_mutex);

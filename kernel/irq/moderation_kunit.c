@@ -389,10 +389,10 @@ static void record_alloc(void *data, unsigned long call_site, const void *ptr,
  * A refused request allocates no state and takes no reference on the hooks'
  * static key (with jump labels its first reference patches the flow
  * handlers on every CPU, and dropping it is deferred by a second); a
- * vector moderated already is retuned in place, without allocating, which
- * a driver may do under locks its reset path takes.
+ * new delay for a vector moderated already is set in place, without
+ * allocating, which a driver may do under locks its reset path takes.
  */
-static void refused_or_retuned_allocates_nothing(struct kunit *test)
+static void refused_or_changed_allocates_nothing(struct kunit *test)
 {
 	struct static_key *key = &irq_moderation_used.key.key;
 	struct alloc_probe probe = { .task = current };
@@ -815,7 +815,7 @@ static struct kunit_case irq_moderation_cases[] = {
 	KUNIT_CASE(off_by_default_and_zero_turns_off),
 	KUNIT_CASE(rejects_above_maximum),
 	KUNIT_CASE(rejects_unsafe_vectors),
-	KUNIT_CASE(refused_or_retuned_allocates_nothing),
+	KUNIT_CASE(refused_or_changed_allocates_nothing),
 	KUNIT_CASE(replay_timer_is_pinned),
 	KUNIT_CASE(shared_flag_alone_is_accepted),
 	KUNIT_CASE(free_while_held),

@@ -117,8 +117,8 @@ loss_run() {
 	trace-cmd show > "$WORK/trace.txt" 2> /dev/null
 	trace-cmd reset > /dev/null 2>&1
 	inject 0 0
-	loss_wqs=$(sed -n 's/.*workqueue_queue_work:.*function=lost_irq_work_fn.* workqueue=\([^ ]*\) .*/\1/p' \
-		"$WORK/trace.txt" | sort -u)
+	loss_wqs=$(grep 'workqueue_queue_work:.*function=lost_irq_work_fn' "$WORK/trace.txt" |
+		sed -n 's/.* workqueue=\([^ ]*\) .*/\1/p' | sort -u)
 	loss_recoveries=$(($(total_recoveries) - before))
 	ktap_print_msg "recoveries: $before before, $((before + loss_recoveries)) after"
 	loss_events=$(grep -c 'nvme_lost_irq_recovered:.*reaped=' "$WORK/trace.txt")
