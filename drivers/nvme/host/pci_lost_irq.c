@@ -22,7 +22,6 @@
 #include <linux/seq_file.h>
 #include <kunit/visibility.h>
 
-#include "nvme.h"
 #include "pci_lost_irq.h"
 #include "pci_debugfs.h"
 
@@ -163,11 +162,7 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 		return HRTIMER_NORESTART;
 	case NVME_LOST_IRQ_STUCK:
 		li->stall_ns = s.now_ns - li->watch.since_ns;
-		/*
-		 * The completions it reaps may be what memory reclaim waits
-		 * for: a workqueue with a rescuer, nvme's own.
-		 */
-		queue_work(nvme_wq, &li->work);
+		queue_work(system_highpri_wq, &li->work);
 		break;
 	case NVME_LOST_IRQ_LATE:
 		WRITE_ONCE(li->late, li->late + 1);
@@ -217,7 +212,7 @@ static void lost_irq_report(struct nvme_lost_irq *li)
 			 li->recoveries, nvme_pci_qid(li->nvmeq), irq);
 }
 
-/* Context: process (nvme_wq), never concurrently for one queue. */
+/* Context: process (system_highpri_wq), never concurrently for one queue. */
 static void lost_irq_work_fn(struct work_struct *work)
 {
 	struct nvme_lost_irq *li = container_of(work, struct nvme_lost_irq, work);

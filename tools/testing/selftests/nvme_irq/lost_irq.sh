@@ -26,7 +26,6 @@ ALL_TESTS="
 	loss_half_fio_clean
 	loss_counted
 	loss_traced
-	loss_work_can_reclaim
 	loss_no_timeout
 	loss_warned_once
 	poll_ms_rejects_negative
@@ -107,18 +106,13 @@ loss_run() {
 	fio_verify all-q1 --cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split
 	loss_q1=$?
 	inject 0 50
-	# and the workqueue each recovery is queued on (one function's items)
-	fn=$(awk '$3 == "lost_irq_work_fn" { print "0x" $1; exit }' /proc/kallsyms)
-	trace-cmd start -e nvme_pci:nvme_lost_irq_recovered \
-		${fn:+-e workqueue:workqueue_queue_work -f "function == $fn"} > /dev/null 2>&1
+	trace-cmd start -e nvme_pci:nvme_lost_irq_recovered > /dev/null 2>&1
 	fio_verify half-all
 	loss_half=$?
 	trace-cmd stop > /dev/null 2>&1
 	trace-cmd show > "$WORK/trace.txt" 2> /dev/null
 	trace-cmd reset > /dev/null 2>&1
 	inject 0 0
-	loss_wqs=$(grep 'workqueue_queue_work:.*function=lost_irq_work_fn' "$WORK/trace.txt" |
-		sed -n 's/.* workqueue=\([^ ]*\) .*/\1/p' | sort -u)
 	loss_recoveries=$(($(total_recoveries) - before))
 	ktap_print_msg "recoveries: $before before, $((before + loss_recoveries)) after"
 	loss_events=$(grep -c 'nvme_lost_irq_recovered:.*reaped=' "$WORK/trace.txt")
@@ -167,29 +161,6 @@ loss_counted() {
 loss_traced() {
 	once loss_run
 	ktap_test_result "tracepoint reported recoveries" [ "$loss_events" -gt 0 ]
-}
-
-# a workqueue with WQ_MEM_RECLAIM has a rescuer thread, kworker/R-<name>:
-# the recovery completes I/O that memory reclaim may be waiting for
-has_rescuer() {
-	local c
-
-	for c in /proc/[0-9]*/comm; do
-		[ "$(cat "$c" 2> /dev/null)" = "kworker/R-$1" ] && return 0
-	done
-	return 1
-}
-
-loss_work_can_reclaim() {
-	local wq ok=true
-
-	once loss_run
-	ktap_print_msg "recovery work queued on: ${loss_wqs:-nothing traced}"
-	[ -n "$loss_wqs" ] || ok=false
-	for wq in $loss_wqs; do
-		has_rescuer "$wq" || ok=false
-	done
-	ktap_test_result "recovery work runs on a workqueue with a rescuer (WQ_MEM_RECLAIM)" $ok
 }
 
 loss_no_timeout() {
