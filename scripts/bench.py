@@ -50,6 +50,7 @@ METRICS = [
     ('softlockups', 'soft lockups', '{:.0f}', False),
     ('io_timeouts', 'I/O timeouts', '{:.0f}', False),
     ('coal_delay_us', 'adaptive delay us', '{:.0f}', False),
+    ('admin_cmds_per_s', 'admin cmds/s', '{:.1f}', False),
 ]
 
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Per-vector interrupt moderation: a minimum gap between two runs of an
- * interrupt's handlers.  See Documentation/core-api/irq/irq-moderation.rst.
+ * Per-vector interrupt moderation: a minimum gap between the arrivals of
+ * two interrupts an interrupt's handlers run for.
+ * See Documentation/core-api/irq/irq-moderation.rst.
  */
 #ifndef _LINUX_IRQ_MODERATION_H
 #define _LINUX_IRQ_MODERATION_H

@@ -2,14 +2,15 @@
 /*
  * Per-vector interrupt moderation.
  *
- * A moderated vector gets a quiet time of delay_us after each run of its
- * handlers.  An interrupt that arrives in it is held: marked IRQS_PENDING
- * and masked, exactly as the flow handler treats one that arrives while the
- * vector is disabled, and the vector's own hrtimer replays it when the quiet
- * time ends by running the handlers itself.  One timer per vector means
+ * A moderated vector gets a quiet time of delay_us from the arrival of
+ * each interrupt its handlers ran for and handled.  An interrupt that
+ * arrives in it is held: marked IRQS_PENDING and masked, exactly as the
+ * flow handler treats one that arrives while the vector is disabled, and
+ * the vector's own hrtimer replays it when the quiet time ends by running
+ * the handlers itself.  One timer per vector means
  * each vector keeps its own gap, no matter how many moderated vectors share
  * a CPU, and a timer is armed only when an interrupt is actually held: an
- * idle or slow vector costs one clock read per handler run and no timer.
+ * idle or slow vector costs one clock read per interrupt and no timer.
  *
  * Locking: the per-vector state is changed under desc->lock; its allocation
  * and removal are serialised with request_irq()/free_irq() by
@@ -68,7 +69,9 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 		m->held++;
 		return true;
 	}
+	/* the one clock read: the quiet time counts from the arrival */
 	now = ktime_get_ns();
+	m->arrived = now;
 	if (now >= m->quiet_until)
 		return false;
 	m->held++;
@@ -86,16 +89,22 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 	return true;
 }
 
-/* The handlers ran: a quiet time starts.  desc->lock held. */
-static void irq_moderation_quiet(struct irq_moderation *m)
+/*
+ * The handlers ran and returned @ret: a quiet time starts from the arrival
+ * of the interrupt they ran for, unless none of them handled it (a shared
+ * line's other device, a spurious interrupt: nothing was batched, so
+ * holding the next one gains nothing).  desc->lock held.
+ */
+static void irq_moderation_quiet(struct irq_moderation *m, irqreturn_t ret)
 {
 	m->runs++;
-	m->quiet_until = ktime_get_ns() + m->delay_ns;
+	if (ret & IRQ_HANDLED)
+		m->quiet_until = m->arrived + m->delay_ns;
 }
 
-void __irq_moderation_handled(struct irq_desc *desc)
+void __irq_moderation_handled(struct irq_desc *desc, irqreturn_t ret)
 {
-	irq_moderation_quiet(irq_moderation_locked(desc));
+	irq_moderation_quiet(irq_moderation_locked(desc), ret);
 }
 
 /* The held interrupt may be delivered: the vector is enabled, not freed */
@@ -141,6 +150,7 @@ static void irq_moderation_release(struct irq_desc *desc,
 				   struct irq_moderation *m, bool run)
 {
 	u64 now = ktime_get_ns();
+	irqreturn_t ret;
 
 	m->armed = false;
 	m->held_ns += now - m->held_since;
@@ -152,11 +162,12 @@ static void irq_moderation_release(struct irq_desc *desc,
 		return;
 	if (run && irq_moderation_may_run(desc)) {
 		m->replayed++;
+		m->arrived = now;	/* the replay is the held interrupt's run */
 		/* the flow handler counts an interrupt when it runs it */
 		kstat_incr_irqs_this_cpu(desc);
-		handle_irq_event(desc);
+		ret = handle_irq_event(desc);
 		/* @m outlives this: irq_moderation_free() cancels the timer */
-		irq_moderation_quiet(m);
+		irq_moderation_quiet(m, ret);
 		/* desc->lock was dropped: a free_irq() may have shut it down */
 		if (!irq_moderation_may_deliver(desc))
 			return;
@@ -348,12 +359,14 @@ out:
 /**
  * irq_set_moderation - set the quiet time of an interrupt vector
  * @irq: Linux interrupt number, requested with one non-threaded handler
- * @delay_us: minimum gap between two runs of its handler, 0 turns it off
+ * @delay_us: minimum gap between the arrivals of two interrupts its handler
+ *	runs for, 0 turns it off
  *
- * After each run of the handler the vector stays quiet for @delay_us; an
- * interrupt that arrives meanwhile is held pending with the line masked and
- * delivered when the quiet time ends.  The setting lasts until it is changed
- * or the handler is freed.
+ * From the arrival of each interrupt the handler ran for and handled, the
+ * vector stays quiet for @delay_us; an interrupt that arrives meanwhile is
+ * held pending with the line masked and delivered when the quiet time
+ * ends.  A handler that runs longer than @delay_us leaves no quiet time.
+ * The setting lasts until it is changed or the handler is freed.
  *
  * Context: process context; may sleep.
  *
@@ -508,10 +521,13 @@ static int irq_moderation_stats_show(struct seq_file *sf, void *v)
 	struct irq_moderation *m;
 	u64 s[6] = { };
 
-	/* request_mutex keeps @m from being freed under us */
-	mutex_lock(&desc->request_mutex);
-	m = rcu_dereference_protected(desc->moderation,
-				      lockdep_is_held(&desc->request_mutex));
+	/*
+	 * RCU keeps @m from being freed under us (irq_moderation_drop()),
+	 * without request_mutex: a reader never waits for a request or free of
+	 * the vector, nor they for it.  desc->lock: one consistent sample.
+	 */
+	rcu_read_lock();
+	m = rcu_dereference(desc->moderation);
 	if (m) {
 		raw_spin_lock_irq(&desc->lock);
 		s[0] = div_u64(m->delay_ns, NSEC_PER_USEC);
@@ -522,7 +538,7 @@ static int irq_moderation_stats_show(struct seq_file *sf, void *v)
 		s[5] = m->replayed;
 		raw_spin_unlock_irq(&desc->lock);
 	}
-	mutex_unlock(&desc->request_mutex);
+	rcu_read_unlock();
 	seq_printf(sf, "delay_us: %llu\nruns: %llu\nheld: %llu\n", s[0], s[1], s[2]);
 	seq_printf(sf, "delays: %llu\nheld_us: %llu\nreplayed: %llu\n",
 		   s[3], s[4], s[5]);
@@ -536,7 +552,8 @@ void irq_moderation_proc_register(struct irq_desc *desc, void *irqp)
 		return;
 	proc_create_data("moderation_us", 0644, desc->dir,
 			 &irq_moderation_us_ops, irqp);
-	proc_create_single_data("moderation_stats", 0444, desc->dir,
+	/* root only: hold times are the timing of another device's work */
+	proc_create_single_data("moderation_stats", 0400, desc->dir,
 				irq_moderation_stats_show, irqp);
 }
 

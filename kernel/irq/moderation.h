@@ -26,8 +26,11 @@
  * @desc: the vector
  * @owner: the handler the setting was made for; compared, never followed
  * @rcu: frees the state after readers of irq_get_moderation() are done
- * @delay_ns: the quiet time after each handler run, never 0
+ * @delay_ns: the quiet time from each interrupt the handlers ran for,
+ *	never 0
  * @quiet_until: end of the current quiet time (CLOCK_MONOTONIC, ns)
+ * @arrived: when the interrupt the handlers last ran for arrived (or was
+ *	replayed by the timer)
  * @held_since: when the interrupt now held arrived
  * @armed: @timer is queued or running and will release the vector
  * @runs: handler runs while moderated
@@ -43,6 +46,7 @@ struct irq_moderation {
 	struct rcu_head rcu;
 	u64 delay_ns;
 	u64 quiet_until;
+	u64 arrived;
 	u64 held_since;
 	bool armed;
 	u64 runs;
@@ -55,7 +59,7 @@ struct irq_moderation {
 extern struct static_key_false_deferred irq_moderation_used;
 
 bool __irq_moderation_hold(struct irq_desc *desc);
-void __irq_moderation_handled(struct irq_desc *desc);
+void __irq_moderation_handled(struct irq_desc *desc, irqreturn_t ret);
 void irq_moderation_free(struct irq_desc *desc, struct irqaction *action);
 void irq_moderation_proc_register(struct irq_desc *desc, void *irqp);
 void irq_moderation_proc_unregister(struct irq_desc *desc);
@@ -73,18 +77,23 @@ static inline bool irq_moderation_hold(struct irq_desc *desc)
 	return false;
 }
 
-/* The handlers ran: the vector's quiet time starts now. */
-static inline void irq_moderation_handled(struct irq_desc *desc)
+/*
+ * The handlers ran and returned @ret: unless none of them handled the
+ * interrupt, the vector's quiet time starts.
+ */
+static inline void irq_moderation_handled(struct irq_desc *desc,
+					  irqreturn_t ret)
 {
 	if (static_branch_unlikely(&irq_moderation_used.key) &&
 	    rcu_access_pointer(desc->moderation))
-		__irq_moderation_handled(desc);
+		__irq_moderation_handled(desc, ret);
 }
 
 #else /* CONFIG_IRQ_MODERATION */
 
 static inline bool irq_moderation_hold(struct irq_desc *desc) { return false; }
-static inline void irq_moderation_handled(struct irq_desc *desc) { }
+static inline void irq_moderation_handled(struct irq_desc *desc,
+					  irqreturn_t ret) { }
 static inline void irq_moderation_free(struct irq_desc *desc,
 				       struct irqaction *action) { }
 static inline void irq_moderation_proc_register(struct irq_desc *desc,

@@ -18,6 +18,7 @@
 #include <linux/irq_moderation.h>
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 
 #include "nvme.h"
@@ -208,6 +209,7 @@ static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 {
 	int irq = nvme_coal_irq(q);
 	unsigned int cur = irq_get_moderation(irq);
+	unsigned int noio;
 	int ret;
 
 	if (nvme_coal_external(q, cur))
@@ -217,7 +219,14 @@ static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 		return;
 	}
 	if (!q->refused) {
+		/*
+		 * A first engage allocates genirq's state, with cc->lock held,
+		 * which a reset waits for (nvme_coal_stop()) before this
+		 * controller's I/O can complete: no I/O from its reclaim.
+		 */
+		noio = memalloc_noio_save();
 		ret = irq_update_moderation(irq, cur, us);
+		memalloc_noio_restore(noio);
 		if (ret == -EBUSY)
 			return;		/* written meanwhile: not ours now */
 		q->refused = ret;
@@ -322,9 +331,71 @@ static void nvme_coal_forget_08h(struct nvme_coal_ctrl *cc)
 		       roundup(READ_ONCE(nvme_coal_knobs.max_delay_us), 100)));
 }
 
-/* Context: work, lock.  Returns the number of commands queued in @cmds. */
+/*
+ * Which unmoderated vectors the controller would coalesce if Feature 08h
+ * were on: @pending, one whose exemption (09h Coalescing Disable) is not
+ * confirmed yet; @blocked, one the controller refused to exempt.
+ * Vector 0 is the admin queue's: the controller never coalesces it.
+ * Context: work, lock.
+ */
+static void nvme_coal_uncovered(struct nvme_coal_ctrl *cc, bool *pending,
+				bool *blocked)
+{
+	struct nvme_coal_queue *q;
+	unsigned int qid;
+
+	*pending = false;
+	*blocked = false;
+	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
+		if (!q->active || nvme_coal_engaged(&q->pol) ||
+		    !nvme_coal_vector(q))
+			continue;
+		if (q->exempt)
+			continue;
+		if (q->cd_refused)
+			*blocked = true;
+		else
+			*pending = true;
+	}
+}
+
+/*
+ * How many commands this period may send: refilled one per
+ * NVME_COAL_CMD_INTERVAL_MS of the period's clock, up to the burst.
+ * Context: work, lock.
+ */
+static unsigned int nvme_coal_cmd_budget(struct nvme_coal_ctrl *cc,
+					 u64 now_ns)
+{
+	const u64 interval = NVME_COAL_CMD_INTERVAL_MS * NSEC_PER_MSEC;
+	u64 add = now_ns > cc->cmd_tokens_ns ?
+		  div64_u64(now_ns - cc->cmd_tokens_ns, interval) : 0;
+
+	if (cc->cmd_tokens + add >= NVME_COAL_CMD_BURST) {
+		cc->cmd_tokens = NVME_COAL_CMD_BURST;
+		cc->cmd_tokens_ns = now_ns;
+	} else if (add) {
+		cc->cmd_tokens += add;
+		cc->cmd_tokens_ns += add * interval;
+	}
+	return min(cc->cmd_tokens, NVME_COAL_MAX_CMDS);
+}
+
+/*
+ * Build this period's commands.  Feature 08h coalesces every vector that
+ * is not exempted, so a non-zero 08h goes out only once every unmoderated
+ * vector's exemption is confirmed, in an earlier period: the probe
+ * included, and a QD1 queue never waits for the aggregation time.  A
+ * vector that cannot be exempted leaves the moderated queues to genirq and
+ * the controller off.  Exemptions stay when 08h goes back to 0: a later
+ * engage needs no command for them.
+ *
+ * At most @budget commands; 08h, due or not, keeps its place.
+ *
+ * Context: work, lock.  Returns the number of commands queued in @cmds.
+ */
 static int nvme_coal_actuate(struct nvme_coal_ctrl *cc,
-			     struct nvme_coal_cmd *cmds)
+			     struct nvme_coal_cmd *cmds, unsigned int budget)
 {
 	u32 want = nvme_coal_device_target(cc);
 	/*
@@ -332,47 +403,80 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc,
 	 * queues and the controller is switched off, not left at an old value.
 	 */
 	bool carry = want && want == cc->refused_dw11;
-	bool device = cc->feat == NVME_COAL_FEAT_ACCEPTED && !carry;
-	u32 dw11 = carry ? 0 : want;
-	/* 08h, when due, is sent last, after the vectors it concerns */
-	bool need_08h = nvme_coal_need_08h(cc, dw11);
-	int room = NVME_COAL_MAX_CMDS - need_08h;
+	bool pending, blocked, device, need_08h, send_08h, exempt;
 	struct nvme_coal_queue *q;
+	bool held = false;
 	unsigned int qid;
+	int room, n = 0;
+	u32 dw11, dw11_08h;
 	u16 vector;
-	bool exempt;
-	int n = 0;
 
+	nvme_coal_uncovered(cc, &pending, &blocked);
+	carry |= want && blocked;
+	dw11 = carry ? 0 : want;
+	dw11_08h = dw11;
+	/* the controller carries the moderated queues once its 08h is on */
+	device = cc->feat == NVME_COAL_FEAT_ACCEPTED && !carry &&
+		 (!pending || (cc->feat_dw11 &&
+			       cc->feat_dw11 != NVME_COAL_DW11_UNKNOWN));
+	need_08h = nvme_coal_need_08h(cc, dw11);
+	send_08h = need_08h && (!dw11 || !pending);
+	/*
+	 * Exemptions pending and the controller's value unknown (a command
+	 * may have reached it across a reset): switch it off meanwhile.
+	 */
+	if (dw11 && pending && cc->feat_dw11 == NVME_COAL_DW11_UNKNOWN) {
+		dw11_08h = 0;
+		send_08h = nvme_coal_need_08h(cc, 0);
+	}
+	if (send_08h && !budget) {
+		send_08h = false;
+		held = true;
+	}
+	/* 08h, when due, is sent last, after the vectors it concerns */
+	room = budget - send_08h;
 	cc->carrying = carry;
 
 	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
 		if (!q->active)
 			continue;
-		/* genirq carries the queue unless the controller coalesces */
-		nvme_coal_set_sw(cc, q, device ? 0 : q->pol.delay_us);
+		/*
+		 * genirq carries the queue unless the controller coalesces it:
+		 * a vector still exempt (its 09h not yet sent, or refused) it
+		 * does not
+		 */
+		nvme_coal_set_sw(cc, q, device && !q->exempt ?
+				 0 : q->pol.delay_us);
 		/* only moderated queues wait for the controller's aggregation */
-		exempt = dw11 && !nvme_coal_engaged(&q->pol);
-		/* vector 0 is the admin queue's: the controller never coalesces it */
-		if (!device || n >= room || q->cd_refused || q->exempt == exempt)
+		exempt = !nvme_coal_engaged(&q->pol);
+		if (!dw11 || q->cd_refused || q->exempt == exempt)
 			continue;
 		vector = nvme_coal_vector(q);
-		if (vector) {
-			cmds[n++] = (struct nvme_coal_cmd) {
-				.fid = NVME_FEAT_IRQ_CONFIG, .q = q, .gen = cc->gen,
-				.dw11 = nvme_coal_feat_vector(vector, exempt),
-				.exempt = exempt,
-			};
+		if (!vector)
+			continue;
+		if (n >= room) {
+			/* due: held back by the rate bound, or by the cap */
+			held |= budget < NVME_COAL_MAX_CMDS;
+			continue;
 		}
-	}
-	/* the first moderated queue is the probe of Feature 08h */
-	if (need_08h) {
 		cmds[n++] = (struct nvme_coal_cmd) {
-			.fid = NVME_FEAT_IRQ_COALESCE, .dw11 = dw11, .gen = cc->gen,
+			.fid = NVME_FEAT_IRQ_CONFIG, .q = q, .gen = cc->gen,
+			.dw11 = nvme_coal_feat_vector(vector, exempt),
+			.exempt = exempt,
+		};
+	}
+	/* the first 08h is the probe of the feature */
+	if (send_08h) {
+		cmds[n++] = (struct nvme_coal_cmd) {
+			.fid = NVME_FEAT_IRQ_COALESCE, .dw11 = dw11_08h,
+			.gen = cc->gen,
 		};
 		/* the controller may apply it before we hear back */
 		WRITE_ONCE(cc->hold_us, max(cc->hold_us,
-					    nvme_coal_feat_time_us(dw11)));
+					    nvme_coal_feat_time_us(dw11_08h)));
 	}
+	cc->cmd_tokens -= n;
+	cc->cmds_held += held;
 	return n;
 }
 
@@ -458,6 +562,7 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc,
 			return;
 		}
 		cc->inflight++;
+		cc->cmds++;
 		mutex_unlock(&cc->lock);
 		ret = nvme_coal_set_feature(cc, cmds[i].fid, cmds[i].dw11);
 
@@ -512,7 +617,7 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 		busy |= nvme_coal_engaged(&q->pol) ||
 			(p.enabled && (!q->valid || q->load.completions));
 	}
-	n = nvme_coal_actuate(cc, cmds);
+	n = nvme_coal_actuate(cc, cmds, nvme_coal_cmd_budget(cc, now_ns));
 	mutex_unlock(&cc->lock);
 	nvme_coal_send(cc, cmds, n);
 	/* commands for a controller that is not live wait for an interrupt */
@@ -586,6 +691,8 @@ static int coalescing_show(struct seq_file *m, void *unused)
 		seq_printf(m, "feature_status: %#x\n", cc->feat_status);
 	seq_printf(m, "feature_08h_dw11: %#x\n", cc->feat_dw11);
 	seq_printf(m, "decisions: %llu\n", cc->decisions);
+	seq_printf(m, "admin_commands: %llu\n", cc->cmds);
+	seq_printf(m, "admin_commands_held: %llu\n", cc->cmds_held);
 	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
 		u16 id = nvme_coal_qid(q);
 		unsigned int cur = 0;

@@ -24,6 +24,16 @@ struct nvme_ctrl;
 
 /* Set Features commands one period may send. */
 #define NVME_COAL_MAX_CMDS	4
+/*
+ * Set Features commands a controller is sent over time: a burst of up to
+ * NVME_COAL_CMD_BURST (enough to exempt the vectors of 15 queues and
+ * switch 08h on at once), then one per NVME_COAL_CMD_INTERVAL_MS.  A
+ * steady load needs none; a queue that engages and is released every
+ * period would otherwise cost 20 a second, and consumer firmware is not
+ * made for a stream of admin commands.
+ */
+#define NVME_COAL_CMD_BURST		16
+#define NVME_COAL_CMD_INTERVAL_MS	125
 
 enum nvme_coal_feat {
 	NVME_COAL_FEAT_UNTRIED,	/* no queue was moderated yet */
@@ -54,13 +64,18 @@ enum nvme_coal_feat {
  * @refused_dw11: the last non-zero 08h value the controller refused, not
  *	asked for again; NVME_COAL_DW11_NONE if none
  * @off_refused: the controller refused 08h = 0, not asked for again
- * @carrying: the wanted 08h value was refused: genirq carries the queues
+ * @carrying: the wanted 08h value was refused, or an unmoderated vector
+ *	cannot be exempted: genirq carries the queues
  * @hold_us: the longest aggregation time the controller applies now or
  *	will once a command in flight completes; read by the lost-interrupt
  *	poller
  * @gen: counts controller (re)starts; a command sent before one is stale
  * @inflight: Set Features commands sent and not answered yet
  * @cd_accepted: the controller took a Feature 09h command
+ * @cmd_tokens: Set Features commands that may be sent now
+ * @cmd_tokens_ns: when @cmd_tokens was last refilled (the period's clock)
+ * @cmds: Set Features commands sent
+ * @cmds_held: periods in which the rate bound held commands back
  * @decisions: state or delay changes of all queues
  * @warned: the controller's warn-once bitmap (enum nvme_pci_warn)
  */
@@ -80,6 +95,10 @@ struct nvme_coal_ctrl {
 	unsigned int gen;
 	unsigned int inflight;
 	bool cd_accepted;
+	unsigned int cmd_tokens;
+	u64 cmd_tokens_ns;
+	u64 cmds;
+	u64 cmds_held;
 	u64 decisions;
 	unsigned long *warned;
 };

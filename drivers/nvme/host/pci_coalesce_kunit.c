@@ -8,7 +8,8 @@
  * The periods are driven by hand with synthetic counters and a synthetic
  * clock; the thresholds are the ones the kernel runs with, so the load is
  * derived from them.  The fake vectors do not exist: genirq refuses them,
- * which leaves the device as the only actuator.  Adaptive coalescing is
+ * which leaves the device as the only actuator, except for the case that
+ * gives queue 1 a vector of a fake chip.  Adaptive coalescing is
  * switched on for each case and back as it was after it.
  *
  * The fake stands in for pci.c through KUnit static stubs: what the work
@@ -18,8 +19,13 @@
 #include <kunit/device.h>
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/interrupt.h>
+#include <linux/irq.h>
+#include <linux/irq_moderation.h>
 #include <linux/module.h>
+#include <linux/sched.h>
 #include <linux/time64.h>
+#include <trace/events/kmem.h>
 
 #include "nvme.h"
 #include "pci_coalesce.h"
@@ -52,6 +58,8 @@ struct fake_ctrl {
 	bool reset_in_send;	/* the controller is reset under the next command */
 	bool stop_in_send;	/* ... only disabled: its queues start later */
 	unsigned int adaptive, disabled;
+	int irq0;		/* a vector genirq moderates, for queue 1 */
+	int uncovered;		/* non-zero 08h sent with a vector not exempt */
 	u64 now;
 };
 
@@ -81,7 +89,9 @@ static u16 fake_qid(const struct nvme_coal_queue *q)
 
 static int fake_irq(const struct nvme_coal_queue *q)
 {
-	return NO_IRQ;
+	struct fake_ctrl *f = fake();
+
+	return q == &f->q[0] && f->irq0 ? f->irq0 : NO_IRQ;
 }
 
 static u16 fake_vector(const struct nvme_coal_queue *q)
@@ -110,6 +120,15 @@ static int fake_set_feature(struct nvme_coal_ctrl *cc, unsigned int fid,
 
 	if (f->nsent < MAX_SENT)
 		f->sent[f->nsent++] = (struct fake_cmd){ .fid = fid, .dw11 = dw11 };
+	/* 08h coalesces every vector not exempted: none may be unmoderated */
+	if (fid == NVME_FEAT_IRQ_COALESCE && dw11) {
+		int i;
+
+		for (i = 0; i < NR_QUEUES; i++)
+			f->uncovered += f->q[i].active && f->vector[i] &&
+					!nvme_coal_engaged(&f->q[i].pol) &&
+					!f->q[i].exempt;
+	}
 	if (fid == NVME_FEAT_IRQ_COALESCE)
 		f->hold_ns_at_send = nvme_coal_hold_ns(&f->q[0]);
 	if (fid == NVME_FEAT_IRQ_CONFIG && f->refuse_vector &&
@@ -137,6 +156,8 @@ static void fake_exit(void *data)
 {
 	struct fake_ctrl *f = data;
 	int i;
+
+	KUNIT_EXPECT_EQ(kunit_get_current_test(), f->uncovered, 0);
 
 	for (i = 0; i < NR_QUEUES; i++)
 		nvme_coal_stop(&f->q[i]);
@@ -271,6 +292,15 @@ static void expected_delay(struct fake_ctrl *f, u32 depth, u32 rate,
 	*batch = clamp_t(u64, (u64)rate * *delay_us / period_us, 1, 256);
 }
 
+static int count_fid(struct fake_ctrl *f, unsigned int fid)
+{
+	int i, n = 0;
+
+	for (i = 0; i < f->nsent; i++)
+		n += f->sent[i].fid == fid;
+	return n;
+}
+
 static void expect_cmd(struct kunit *test, struct fake_ctrl *f, int i,
 		       unsigned int fid, u32 dw11)
 {
@@ -279,6 +309,12 @@ static void expect_cmd(struct kunit *test, struct fake_ctrl *f, int i,
 	KUNIT_EXPECT_EQ(test, f->sent[i].dw11, dw11);
 }
 
+/*
+ * Feature 08h coalesces every vector that is not exempted: the queue that
+ * is not moderated is exempted first (09h), and the probe (08h) goes out
+ * only once that is confirmed, a period later.  A QD1 queue never waits
+ * for the aggregation time.
+ */
 static void device_accepted_coalesces_and_exempts(struct kunit *test)
 {
 	struct fake_ctrl *f = fake_ctrl(test, 2);
@@ -289,39 +325,43 @@ static void device_accepted_coalesces_and_exempts(struct kunit *test)
 	busy_periods(f, 1);
 	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
 
-	/* the first moderated queue is the probe: 08h with its delay and batch */
+	/* first the queue that is not moderated is exempted, alone */
+	KUNIT_EXPECT_EQ(test, f->nsent, 1);
+	expect_cmd(test, f, 0, NVME_FEAT_IRQ_CONFIG, nvme_coal_feat_vector(2, true));
+	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_UNTRIED);
+
+	/* next period the probe: 08h with the moderated queue's delay and batch */
+	busy_periods(f, 1);
 	expected_delay(f, f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1,
 		       2 * f->p.high_io_delta, &delay, &batch);
 	KUNIT_EXPECT_EQ(test, f->q[0].pol.delay_us, delay);
 	dw11 = nvme_coal_feat_coalesce(delay, batch);
 	KUNIT_EXPECT_NE(test, dw11, 0);
-	KUNIT_EXPECT_EQ(test, f->nsent, 1);
-	expect_cmd(test, f, 0, NVME_FEAT_IRQ_COALESCE, dw11);
+	KUNIT_EXPECT_EQ(test, f->nsent, 2);
+	expect_cmd(test, f, 1, NVME_FEAT_IRQ_COALESCE, dw11);
 	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
 	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, dw11);
-
-	/* next period: the queue that is not moderated is exempted with 09h */
-	busy_periods(f, 1);
-	KUNIT_EXPECT_EQ(test, f->nsent, 2);
-	expect_cmd(test, f, 1, NVME_FEAT_IRQ_CONFIG, nvme_coal_feat_vector(2, true));
-	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
 	KUNIT_EXPECT_FALSE(test, f->q[0].exempt);
-	/* the device carries queue 0: genirq is not asked */
-	KUNIT_EXPECT_EQ(test, f->q[0].applied_us, 0);
 
 	/* steady load: nothing more to say to the controller */
 	busy_periods(f, 5);
 	KUNIT_EXPECT_EQ(test, f->nsent, 2);
 
-	/* load drops: queue 1 loses its exemption, then 08h goes back to 0 */
+	/* load drops: 08h goes back to 0; queue 1 stays exempt */
 	quiet_periods(f, 1);
 	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&f->q[0].pol));
-	KUNIT_EXPECT_EQ(test, f->nsent, 4);
-	expect_cmd(test, f, 2, NVME_FEAT_IRQ_CONFIG, nvme_coal_feat_vector(2, false));
-	expect_cmd(test, f, 3, NVME_FEAT_IRQ_COALESCE, 0);
-	KUNIT_EXPECT_FALSE(test, f->q[1].exempt);
+	KUNIT_EXPECT_EQ(test, f->nsent, 3);
+	expect_cmd(test, f, 2, NVME_FEAT_IRQ_COALESCE, 0);
+	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
 	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);
 	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+
+	/* engaged again: the exemption stands, 08h goes out at once */
+	busy_periods(f, NVME_COAL_WINDOW_PERIODS + NVME_COAL_ENGAGE_PERIODS + 1);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_CONFIG), 1);
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), 3);
 }
 
 static void device_refused_once_genirq_after(struct kunit *test)
@@ -330,8 +370,9 @@ static void device_refused_once_genirq_after(struct kunit *test)
 
 	f->status[0] = STATUS_NOT_CHANGEABLE;
 	engage_queue0(test, f);
-	KUNIT_EXPECT_EQ(test, f->nsent, 1);
-	expect_cmd(test, f, 0, NVME_FEAT_IRQ_COALESCE,
+	busy_periods(f, 1);	/* queue 1 exempted, then the probe */
+	KUNIT_EXPECT_EQ(test, f->nsent, 2);
+	expect_cmd(test, f, 1, NVME_FEAT_IRQ_COALESCE,
 		   nvme_coal_feat_coalesce(f->q[0].pol.delay_us,
 					   f->q[0].pol.batch));
 	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_REFUSED);
@@ -344,13 +385,26 @@ static void device_refused_once_genirq_after(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&f->q[0].pol));
 	busy_periods(f, NVME_COAL_WINDOW_PERIODS + 3);
 	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
-	KUNIT_EXPECT_EQ(test, f->nsent, 1);
-	KUNIT_EXPECT_FALSE(test, f->q[1].exempt);
+	KUNIT_EXPECT_EQ(test, f->nsent, 2);
+}
+
+/* A 09h refusal before any 09h was taken: genirq, and no 08h ever. */
+static void exemption_refused_first_genirq_after(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+
+	f->status[1] = STATUS_INVALID_FIELD;
+	engage_queue0(test, f);
+	busy_periods(f, 5);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_REFUSED);
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_CONFIG), 1);
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), 0);
+	KUNIT_EXPECT_NE(test, f->q[0].pol.delay_us, 0);
 }
 
 static void commands_wait_for_a_live_controller(struct kunit *test)
 {
-	struct fake_ctrl *f = fake_ctrl(test, 2);
+	struct fake_ctrl *f = fake_ctrl(test, 1);
 
 	f->ctrl.state = NVME_CTRL_RESETTING;
 	engage_queue0(test, f);
@@ -366,7 +420,7 @@ static void commands_wait_for_a_live_controller(struct kunit *test)
 
 static void no_answer_is_asked_again(struct kunit *test)
 {
-	struct fake_ctrl *f = fake_ctrl(test, 2);
+	struct fake_ctrl *f = fake_ctrl(test, 1);
 
 	f->status[0] = -EINTR;
 	engage_queue0(test, f);
@@ -387,9 +441,9 @@ static void at_most_four_commands_per_period(struct kunit *test)
 	int before, i, periods = 0;
 	bool all;
 
-	engage_queue0(test, f);
-	KUNIT_ASSERT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
 	/* seven queues to exempt, four commands a period at most */
+	engage_queue0(test, f);
+	KUNIT_EXPECT_EQ(test, f->nsent, NVME_COAL_MAX_CMDS);
 	do {
 		before = f->nsent;
 		busy_periods(f, 1);
@@ -399,9 +453,14 @@ static void at_most_four_commands_per_period(struct kunit *test)
 			all &= f->q[i].exempt;
 	} while (!all && ++periods < 10);
 	KUNIT_EXPECT_TRUE(test, all);
-	KUNIT_EXPECT_GT(test, periods, 0);
-	for (i = 1; i < f->nsent; i++)
+	/* 08h only in the period after the last exemption */
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), 0);
+	busy_periods(f, 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	KUNIT_ASSERT_EQ(test, f->nsent, NR_QUEUES);
+	for (i = 0; i < NR_QUEUES - 1; i++)
 		KUNIT_EXPECT_EQ(test, f->sent[i].fid, NVME_FEAT_IRQ_CONFIG);
+	KUNIT_EXPECT_EQ(test, f->sent[NR_QUEUES - 1].fid, NVME_FEAT_IRQ_COALESCE);
 }
 
 static void stopped_queue_is_left_alone(struct kunit *test)
@@ -466,15 +525,6 @@ static void moved_load_is_moderated_at_once(struct kunit *test)
 	KUNIT_EXPECT_NE(test, f->q[0].pol.state, NVME_COAL_HOLDOFF);
 }
 
-static int count_fid(struct fake_ctrl *f, unsigned int fid)
-{
-	int i, n = 0;
-
-	for (i = 0; i < f->nsent; i++)
-		n += f->sent[i].fid == fid;
-	return n;
-}
-
 /*
  * The lost-interrupt poller must allow for the controller's aggregation
  * time from the moment an 08h value goes out until it is switched off.
@@ -486,6 +536,7 @@ static void poller_allows_for_device_aggregation(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
 	engage_queue0(test, f);
+	busy_periods(f, 1);	/* queue 1 exempted, then the probe */
 	KUNIT_ASSERT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
 	want = (u64)((f->cc.feat_dw11 >> 8) & 0xff) * 100 * NSEC_PER_USEC;
 	KUNIT_EXPECT_GT(test, want, 0);
@@ -497,7 +548,11 @@ static void poller_allows_for_device_aggregation(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
 }
 
-/* A 09h refusal for one vector, after others were taken, is that vector's. */
+/*
+ * A 09h refusal for one vector, after others were taken, is that vector's.
+ * That vector cannot be exempted: 08h would coalesce it, so the controller
+ * stays off and genirq carries the moderated queue.
+ */
 static void cd_refusal_of_one_vector_stays_with_it(struct kunit *test)
 {
 	struct fake_ctrl *f = fake_ctrl(test, 3);
@@ -505,32 +560,33 @@ static void cd_refusal_of_one_vector_stays_with_it(struct kunit *test)
 	f->refuse_vector = 3;		/* queue 2 */
 	engage_queue0(test, f);
 	busy_periods(f, 3);
-	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
 	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
 	KUNIT_EXPECT_FALSE(test, f->q[2].exempt);
 	KUNIT_EXPECT_TRUE(test, f->q[2].cd_refused);
+	KUNIT_EXPECT_NE(test, f->cc.feat, NVME_COAL_FEAT_REFUSED);
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), 0);
+	KUNIT_EXPECT_TRUE(test, f->cc.carrying);
 	/* asked once, not every period */
 	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_CONFIG), 2);
 }
 
 /*
- * 08h accepted, then the controller refuses 09h (genirq from then on) and
- * the 08h=0 that should switch it off: asked once, not every period.
+ * 08h accepted, then the controller refuses the 08h=0 that should switch
+ * it off: asked once, not every period.
  */
 static void refused_08h_is_not_asked_again(struct kunit *test)
 {
-	struct fake_ctrl *f = fake_ctrl(test, 2);
+	struct fake_ctrl *f = fake_ctrl(test, 1);
 
-	f->status[1] = STATUS_INVALID_FIELD;
 	engage_queue0(test, f);
 	KUNIT_ASSERT_NE(test, f->cc.feat_dw11, 0);
 	f->status[0] = STATUS_NOT_CHANGEABLE;
-	busy_periods(f, 1);
-	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_REFUSED);
+	quiet_periods(f, 1);
+	KUNIT_EXPECT_TRUE(test, f->cc.off_refused);
 	busy_periods(f, 5);
 	quiet_periods(f, 3);
 	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), 2);
-	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_CONFIG), 1);
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_CONFIG), 0);
 }
 
 /* An I/O queue on vector 0 (one vector for all): never sent 09h. */
@@ -554,7 +610,7 @@ static void vector_zero_gets_no_09h(struct kunit *test)
  */
 static void reset_sends_the_wanted_08h_again(struct kunit *test)
 {
-	struct fake_ctrl *f = fake_ctrl(test, 2);
+	struct fake_ctrl *f = fake_ctrl(test, 1);
 	int before;
 
 	f->reset_in_send = true;
@@ -581,22 +637,179 @@ static void reset_sends_the_wanted_08h_again(struct kunit *test)
  */
 static void answer_between_disable_and_start_is_not_trusted(struct kunit *test)
 {
-	struct fake_ctrl *f = fake_ctrl(test, 2);
-	int i;
+	struct fake_ctrl *f = fake_ctrl(test, 1);
 
 	f->stop_in_send = true;
 	busy_periods(f, 1 + NVME_COAL_ENGAGE_PERIODS);	/* the probe */
 	KUNIT_ASSERT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), 1);
 	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, NVME_COAL_DW11_UNKNOWN);
-	for (i = 0; i < 2; i++)
-		nvme_coal_start(&f->q[i], &f->cc, NULL);
+	nvme_coal_start(&f->q[0], &f->cc, NULL);
 	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, NVME_COAL_DW11_UNKNOWN);
 	KUNIT_EXPECT_GT(test, nvme_coal_hold_ns(&f->q[0]), 0);
+}
+
+/*
+ * The controller refuses to take a vector's exemption back (09h CD=0) as
+ * its queue is moderated: the vector stays exempt, so genirq would carry
+ * that queue, and once it is released the vector is covered: 08h stays on.
+ */
+static void refused_unexempt_keeps_the_controller_on(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	u32 depth[NR_QUEUES] = { }, rate[NR_QUEUES] = { };
+	u32 busy = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
+
+	engage_queue0(test, f);
+	busy_periods(f, 1);		/* queue 1 exempted, then 08h */
+	KUNIT_ASSERT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	KUNIT_ASSERT_TRUE(test, f->q[1].exempt);
+	f->refuse_vector = 2;
+	depth[0] = busy;
+	depth[1] = busy;
+	rate[0] = 2 * f->p.high_io_delta;
+	rate[1] = 2 * f->p.high_io_delta;
+	run_period(f, depth, rate);
+	run_period(f, depth, rate);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&f->q[1].pol));
+	KUNIT_EXPECT_TRUE(test, f->q[1].cd_refused);
+	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
+	depth[1] = 1;
+	rate[1] = 10;
+	run_period(f, depth, rate);
+	run_period(f, depth, rate);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&f->q[1].pol));
+	KUNIT_EXPECT_FALSE(test, f->cc.carrying);
+	KUNIT_EXPECT_NE(test, f->cc.feat_dw11, 0);
+}
+
+/*
+ * Queue 0 stays busy and moderated; queue 1 is busy and idle in turns, so
+ * that it is moderated and released every other period, each change a
+ * 09h.  The commands are bounded by the rate, not the number of changes.
+ */
+static void flapping_queue_is_rate_bound(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	u32 depth[NR_QUEUES] = { }, rate[NR_QUEUES] = { };
+	u32 busy_depth = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
+	u64 start = f->now, secs;
+	int i, periods = 200;
+
+	engage_queue0(test, f);
+	depth[0] = busy_depth;
+	rate[0] = 2 * f->p.high_io_delta;
+	for (i = 0; i < periods; i++) {
+		depth[1] = i & 1 ? busy_depth : 0;
+		rate[1] = i & 1 ? 2 * f->p.high_io_delta : 0;
+		run_period(f, depth, rate);
+	}
+	secs = div_u64(f->now - start, NSEC_PER_SEC);
+	kunit_info(test, "%llu decisions of queue 2, %llu commands, %llu periods held, in %llu s",
+		   f->q[1].decisions, f->cc.cmds, f->cc.cmds_held, secs);
+	KUNIT_EXPECT_GE(test, f->q[1].decisions, periods / 2);
+	KUNIT_EXPECT_GT(test, f->cc.cmds_held, 0);
+	KUNIT_EXPECT_LE(test, f->cc.cmds, NVME_COAL_CMD_BURST +
+			div_u64(f->now - start, NVME_COAL_CMD_INTERVAL_MS * NSEC_PER_MSEC));
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+}
+
+static void vector_nop(struct irq_data *d)
+{
+}
+
+static struct irq_chip vector_chip = {
+	.name		= "nvme-coal-test",
+	.irq_mask	= vector_nop,
+	.irq_unmask	= vector_nop,
+	.irq_ack	= vector_nop,
+};
+
+static irqreturn_t vector_handler(int irq, void *data)
+{
+	return IRQ_HANDLED;
+}
+
+static void vector_free(void *irq)
+{
+	free_irq((unsigned long)irq, vector_free);
+	irq_free_desc((unsigned long)irq);
+}
+
+/* An edge vector of a chip that masks: genirq moderates it. */
+static int real_vector(struct kunit *test)
+{
+	int irq = irq_alloc_desc(NUMA_NO_NODE);
+
+	KUNIT_ASSERT_GE(test, irq, 0);
+	irq_set_chip_and_handler(irq, &vector_chip, handle_edge_irq);
+	irq_clear_status_flags(irq, IRQ_NOREQUEST | IRQ_NOAUTOEN);
+	if (request_irq(irq, vector_handler, 0, "nvme-coal-test", vector_free)) {
+		irq_free_desc(irq);
+		KUNIT_FAIL_AND_ABORT(test, "cannot request irq %d", irq);
+	}
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, vector_free,
+							(void *)(unsigned long)irq), 0);
+	return irq;
+}
+
+/* kmalloc() calls made under the controller's lock by the case's thread */
+struct alloc_probe {
+	struct task_struct *task;
+	struct mutex *lock;	/* the controller's: counted while it is held */
+	int allocs;
+	int may_do_io;
+};
+
+static void record_alloc(void *data, unsigned long call_site, const void *ptr,
+			 size_t bytes_req, size_t bytes_alloc, gfp_t gfp_flags,
+			 int node)
+{
+	struct alloc_probe *p = data;
+
+	if (current != p->task || !mutex_is_locked(p->lock))
+		return;
+	p->allocs++;
+	if ((gfp_flags & __GFP_IO) && !(current->flags & PF_MEMALLOC_NOIO))
+		p->may_do_io++;
+}
+
+/*
+ * genirq carries the engaged queue while its sibling's exemption is
+ * pending (and after 08h is refused).  Its first engage allocates
+ * genirq's state with cc->lock held, which a reset waits for
+ * before the controller's I/O can complete: that allocation must not
+ * start I/O to reclaim memory.
+ */
+static void genirq_engage_allocates_without_io(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	struct alloc_probe probe = { .task = current, .lock = &f->cc.lock };
+	int off = irq_can_moderate(0);
+
+	if (off == -ENODEV || off == -EOPNOTSUPP)
+		kunit_skip(test, "no genirq moderation here (%d)", off);
+	/* queue 1's vector is asked about when the queue starts */
+	nvme_coal_stop(&f->q[0]);
+	f->irq0 = real_vector(test);
+	nvme_coal_start(&f->q[0], &f->cc, NULL);
+	f->status[0] = STATUS_NOT_CHANGEABLE;
+	if (register_trace_kmalloc(record_alloc, &probe))
+		kunit_skip(test, "no kmalloc tracepoint");
+	engage_queue0(test, f);
+	busy_periods(f, 1);
+	unregister_trace_kmalloc(record_alloc, &probe);
+	tracepoint_synchronize_unregister();
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_REFUSED);
+	KUNIT_EXPECT_NE(test, irq_get_moderation(f->irq0), 0);
+	KUNIT_EXPECT_GT(test, probe.allocs, 0);
+	KUNIT_EXPECT_EQ(test, probe.may_do_io, 0);
 }
 
 static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(device_accepted_coalesces_and_exempts),
 	KUNIT_CASE(device_refused_once_genirq_after),
+	KUNIT_CASE(exemption_refused_first_genirq_after),
 	KUNIT_CASE(commands_wait_for_a_live_controller),
 	KUNIT_CASE(no_answer_is_asked_again),
 	KUNIT_CASE(at_most_four_commands_per_period),
@@ -609,6 +822,9 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(vector_zero_gets_no_09h),
 	KUNIT_CASE(reset_sends_the_wanted_08h_again),
 	KUNIT_CASE(answer_between_disable_and_start_is_not_trusted),
+	KUNIT_CASE(genirq_engage_allocates_without_io),
+	KUNIT_CASE(flapping_queue_is_rate_bound),
+	KUNIT_CASE(refused_unexempt_keeps_the_controller_on),
 	{}
 };
 

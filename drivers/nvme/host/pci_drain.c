@@ -26,6 +26,7 @@
 #define NVME_IRQ_BUDGET_MAX	65536
 
 unsigned int nvme_irq_budget = 256;
+EXPORT_SYMBOL_IF_KUNIT(nvme_irq_budget);
 
 NVME_PCI_KNOB(irq_budget, nvme_irq_budget, 0, NVME_IRQ_BUDGET_MAX, NULL);
 MODULE_PARM_DESC(irq_budget,
@@ -94,21 +95,24 @@ void nvme_drain_debugfs(struct nvme_dev *ndev, struct dentry *parent)
 /**
  * nvme_drain_start() - the queue's vector is about to be requested
  * @d: the queue's drain
- * @nvmeq: the queue
+ * @irq: the queue's vector
+ * @qid: the queue's id
  * @poll: the queue's irq_poll callback
  *
  * Context: process; before the vector is requested, so that its first
  * interrupt finds the drain ready.
  */
-void nvme_drain_start(struct nvme_drain *d, struct nvme_queue *nvmeq,
+void nvme_drain_start(struct nvme_drain *d, int irq, u16 qid,
 		      irq_poll_fn *poll)
 {
 	d->deferred = false;
-	/* the weight is set at each hand-over, from the budget of the time */
+	/* the weight is set at each hand-over, to the handler's budget */
 	irq_poll_init(&d->iop, NVME_IRQ_BUDGET_MAX, poll);
+	d->irq = irq;
+	d->qid = qid;
 	d->started = true;
-	d->nvmeq = nvmeq;
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_drain_start);
 
 /**
  * nvme_drain_stop() - the queue's vector is about to be freed
@@ -127,26 +131,30 @@ void nvme_drain_stop(struct nvme_drain *d)
 	d->started = false;
 	irq_poll_disable(&d->iop);
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_drain_stop);
 
 /**
  * nvme_drain_defer() - hand the queue to irq_poll
  * @d: the queue's drain
- * @reaped: completions the handler reaped before its budget ran out
+ * @reaped: completions the handler reaped: its whole budget
+ *
+ * Each poll run reaps at most what the handler was allowed to.  The knob
+ * is not read again: written meanwhile to 0 (no bound), it would make
+ * the weight INT_MAX.
  *
  * Context: the queue's interrupt handler, hardirq.
  */
 void nvme_drain_defer(struct nvme_drain *d, int reaped)
 {
-	int irq = nvme_pci_irq(d->nvmeq);
-
-	disable_irq_nosync(irq);
+	disable_irq_nosync(d->irq);
 	WRITE_ONCE(d->deferred, true);
 	WRITE_ONCE(d->fallbacks, d->fallbacks + 1);
-	/* not scheduled, so ours to change: the budget may have been */
-	d->iop.weight = nvme_drain_budget();
-	trace_nvme_irq_poll_fallback(irq, nvme_pci_qid(d->nvmeq), reaped);
+	/* not scheduled, so ours to change */
+	d->iop.weight = reaped;
+	trace_nvme_irq_poll_fallback(d->irq, d->qid, reaped);
 	irq_poll_sched(&d->iop);
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_drain_defer);
 
 /*
  * Give the vector back.  A managed vector whose CPUs all went offline while
@@ -172,25 +180,26 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_drain_enable);
  * @d: the queue's drain
  * @reaped: completions the run reaped
  * @weight: the run's limit
- * @more: a completion is still posted after the run
+ *
+ * A run that reaped less than @weight found the queue empty.  A completion
+ * posted since then is not left waiting: its interrupt, held pending while
+ * the vector was disabled, is replayed by enable_irq() (or comes after it).
  *
  * Context: the irq_poll callback, softirq.
  *
- * Return: what the callback returns to irq_poll: @weight to be run again,
- * less once the queue is back with its interrupt.
+ * Return: what the callback returns to irq_poll, the work it did: @weight
+ * to be run again, less once the queue is back with its interrupt.
  */
-int nvme_drain_polled(struct nvme_drain *d, int reaped, int weight, bool more)
+int nvme_drain_polled(struct nvme_drain *d, int reaped, int weight)
 {
-	int irq;
-
 	WRITE_ONCE(d->poll_runs, d->poll_runs + 1);
 	WRITE_ONCE(d->poll_completions, d->poll_completions + reaped);
-	if (reaped >= weight || more)
+	if (reaped >= weight)
 		return weight;
 	irq_poll_complete(&d->iop);
 	WRITE_ONCE(d->deferred, false);
-	irq = nvme_pci_irq(d->nvmeq);
-	trace_nvme_irq_poll_done(irq, nvme_pci_qid(d->nvmeq), reaped);
-	nvme_drain_enable(d, irq);
+	trace_nvme_irq_poll_done(d->irq, d->qid, reaped);
+	nvme_drain_enable(d, d->irq);
 	return reaped;
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_drain_polled);

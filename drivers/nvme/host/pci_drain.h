@@ -22,7 +22,8 @@ extern unsigned int nvme_irq_budget;
 /**
  * struct nvme_drain - the bounded drain of one completion queue
  * @iop: the irq_poll instance the queue is handed to
- * @nvmeq: the queue; NULL until it is first started
+ * @irq: the queue's vector
+ * @qid: the queue's id, for the tracepoints
  * @started: @iop is initialised and may be scheduled
  * @deferred: the vector is disabled and @iop owns the queue
  * @fallbacks: statistics, one writer at a time (the vector's handler, or
@@ -35,7 +36,8 @@ extern unsigned int nvme_irq_budget;
  */
 struct nvme_drain {
 	struct irq_poll iop;
-	struct nvme_queue *nvmeq;
+	int irq;
+	u16 qid;
 	bool started;
 	bool deferred;
 	u64 fallbacks;
@@ -45,12 +47,11 @@ struct nvme_drain {
 };
 
 void nvme_drain_debugfs(struct nvme_dev *ndev, struct dentry *parent);
-void nvme_drain_start(struct nvme_drain *d, struct nvme_queue *nvmeq,
+void nvme_drain_start(struct nvme_drain *d, int irq, u16 qid,
 		      irq_poll_fn *poll);
 void nvme_drain_stop(struct nvme_drain *d);
 void nvme_drain_defer(struct nvme_drain *d, int reaped);
-int nvme_drain_polled(struct nvme_drain *d, int reaped, int weight,
-		      bool more);
+int nvme_drain_polled(struct nvme_drain *d, int reaped, int weight);
 #if IS_ENABLED(CONFIG_KUNIT)
 void nvme_drain_enable(struct nvme_drain *d, int irq);
 #endif

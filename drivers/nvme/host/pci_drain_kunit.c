@@ -7,12 +7,15 @@
  * CPU; the vector must run again once the CPU comes back, whatever genirq
  * does with the disable depth across the shutdown.  A managed interrupt of
  * a fake chip stands for the queue's vector; CPU 1 goes offline and back.
+ * Each poll run is bounded by the handler's budget and reports to irq_poll
+ * only the work it did.
  */
 #include <kunit/test.h>
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/interrupt.h>
 #include <linux/irq.h>
+#include <linux/irq_poll.h>
 #include <linux/module.h>
 
 #include "pci_drain.h"
@@ -135,9 +138,85 @@ static void drain_hotplug_vector_runs_again(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, irqd_irq_disabled(data));
 }
 
+/* The irq_poll callback of the weight test: what it was asked, what it did */
+static int drain_test_weights[2];
+static int drain_test_returns[2];
+static int drain_test_runs;
+
+/*
+ * Reaps its whole weight on the first run (the queue is still busy), half
+ * of it on the second (the queue ran empty).
+ */
+static int drain_test_poll(struct irq_poll *iop, int weight)
+{
+	struct nvme_drain *d = container_of(iop, struct nvme_drain, iop);
+	int run = drain_test_runs++;
+	int ret;
+
+	if (run >= ARRAY_SIZE(drain_test_weights))
+		return nvme_drain_polled(d, 0, weight);
+	ret = nvme_drain_polled(d, run ? weight / 2 : weight, weight);
+	drain_test_weights[run] = weight;
+	drain_test_returns[run] = ret;
+	return ret;
+}
+
+static void drain_test_stop(void *d)
+{
+	nvme_drain_stop(d);
+}
+
+static void drain_test_budget_restore(void *budget)
+{
+	WRITE_ONCE(nvme_irq_budget, (unsigned long)budget);
+}
+
+/*
+ * The handler reaped its budget of 32 and hands over; meanwhile the budget
+ * knob was written to 0 (no bound).  Every poll run is bounded by what the
+ * handler was allowed, not by the knob read again (INT_MAX), and a run
+ * reports to irq_poll only the work it did: a short run gives the vector
+ * back.
+ */
+static void drain_weight_is_the_handlers_budget(struct kunit *test)
+{
+	void *budget = (void *)(unsigned long)READ_ONCE(nvme_irq_budget);
+	struct nvme_drain d = { };
+	int irq;
+
+	if (!cpu_online(1))
+		kunit_skip(test, "CPU 1 is not online");
+	irq = drain_test_vector(test);
+	drain_test_runs = 0;
+	nvme_drain_start(&d, irq, 1, drain_test_poll);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, drain_test_stop, &d), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, drain_test_budget_restore,
+							budget), 0);
+	WRITE_ONCE(nvme_irq_budget, 0);
+
+	/* as in the handler; the poll runs when bottom halves are enabled */
+	local_bh_disable();
+	local_irq_disable();
+	nvme_drain_defer(&d, 32);
+	local_irq_enable();
+	local_bh_enable();
+	nvme_drain_stop(&d);	/* waits for a poll still scheduled */
+
+	KUNIT_EXPECT_EQ(test, drain_test_runs, 2);
+	KUNIT_EXPECT_EQ(test, drain_test_weights[0], 32);
+	KUNIT_EXPECT_EQ(test, drain_test_returns[0], 32);
+	KUNIT_EXPECT_EQ(test, drain_test_weights[1], 32);
+	KUNIT_EXPECT_EQ(test, drain_test_returns[1], 16);
+	KUNIT_EXPECT_EQ(test, d.poll_completions, 48);
+	KUNIT_EXPECT_EQ(test, d.fallbacks, 1);
+	KUNIT_EXPECT_FALSE(test, d.deferred);
+	KUNIT_EXPECT_FALSE(test, irqd_irq_disabled(irq_get_irq_data(irq)));
+}
+
 static struct kunit_case nvme_drain_cases[] = {
 	KUNIT_CASE(drain_gives_vector_back),
 	KUNIT_CASE(drain_hotplug_vector_runs_again),
+	KUNIT_CASE(drain_weight_is_the_handlers_budget),
 	{}
 };
 

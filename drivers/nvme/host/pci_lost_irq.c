@@ -138,6 +138,15 @@ void nvme_lost_irq_start_timer(struct nvme_lost_irq *li)
 			       LOST_IRQ_SLACK(period_ns), HRTIMER_MODE_REL_HARD);
 }
 
+/*
+ * Recovery completes I/O that memory reclaim may be waiting for, so its
+ * workqueue has a rescuer (WQ_MEM_RECLAIM).  High priority: the recovery is
+ * counted before the tasks its completions wake get the CPU.  Per CPU,
+ * like the system workqueue it replaces: queued from the check's timer,
+ * it runs on the CPU that timer fired on.
+ */
+static struct workqueue_struct *nvme_lost_irq_wq;
+
 /* Context: hardirq (hard hrtimer). */
 static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 {
@@ -148,6 +157,8 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	if (!READ_ONCE(li->active) || !READ_ONCE(nvme_lost_irq_poll_ms))
 		return HRTIMER_NORESTART;
 
+	/* the timer is dequeued: pairs with nvme_lost_irq_arm() */
+	smp_mb();
 	nvme_pci_cq_sample(li->nvmeq, &s);
 	s.now_ns = ktime_get_ns();
 	s.period_ns = lost_irq_period_ns();
@@ -162,7 +173,7 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 		return HRTIMER_NORESTART;
 	case NVME_LOST_IRQ_STUCK:
 		li->stall_ns = s.now_ns - li->watch.since_ns;
-		queue_work(system_highpri_wq, &li->work);
+		queue_work(nvme_lost_irq_wq, &li->work);
 		break;
 	case NVME_LOST_IRQ_LATE:
 		WRITE_ONCE(li->late, li->late + 1);
@@ -212,7 +223,7 @@ static void lost_irq_report(struct nvme_lost_irq *li)
 			 li->recoveries, nvme_pci_qid(li->nvmeq), irq);
 }
 
-/* Context: process (system_highpri_wq), never concurrently for one queue. */
+/* Context: process (nvme_lost_irq_wq), never concurrently for one queue. */
 static void lost_irq_work_fn(struct work_struct *work)
 {
 	struct nvme_lost_irq *li = container_of(work, struct nvme_lost_irq, work);
@@ -251,18 +262,22 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li,
 	struct irq_data *d;
 
 	li->ctrl = lc;
-	/* the injector must know it in hardirq, where the lookup may sleep */
+	/*
+	 * Looked up once: the injector asks on every interrupt, and the
+	 * trigger type does not change while the vector is requested.
+	 */
 	d = irq_get_irq_data(nvme_pci_irq(nvmeq));
 	li->level = d && irqd_is_level_type(d);
-	li->aer_sent = 0;
-	li->aer_done = 0;
 	memset(&li->watch, 0, sizeof(li->watch));
 	hrtimer_setup(&li->timer, lost_irq_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_REL_HARD);
 	INIT_WORK(&li->work, lost_irq_work_fn);
 	li->nvmeq = nvmeq;
 
+	/* with the submitters' lock, as nvme_lost_irq_aer_sent() counts */
 	spin_lock(sq_lock);
+	li->aer_sent = 0;
+	li->aer_done = 0;
 	li->active = true;
 	spin_unlock(sq_lock);
 }
@@ -352,4 +367,28 @@ void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc,
 	ratelimit_state_init(&lc->rs, 60 * HZ, 1);
 	/* removed with the controller's directory */
 	debugfs_create_file("lost_irq", 0400, parent, lc, &lost_irq_fops);
+}
+
+/**
+ * nvme_lost_irq_init() - create the recovery workqueue
+ *
+ * Context: process, module init, before any queue is started.
+ * Return: 0 or -ENOMEM.
+ */
+int __init nvme_lost_irq_init(void)
+{
+	nvme_lost_irq_wq = alloc_workqueue("nvme-lost-irq", WQ_PERCPU |
+					   WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	return nvme_lost_irq_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * nvme_lost_irq_exit() - destroy the recovery workqueue
+ *
+ * Context: process, module exit or a failed init, once every queue is
+ * stopped (nvme_lost_irq_stop()).
+ */
+void nvme_lost_irq_exit(void)
+{
+	destroy_workqueue(nvme_lost_irq_wq);
 }

@@ -132,6 +132,8 @@ extern unsigned int nvme_lost_irq_poll_ms;
 /* nvme.lost_irq_poll_ms is not 0: the hot paths account and arm */
 DECLARE_STATIC_KEY_TRUE(nvme_lost_irq_on);
 
+int nvme_lost_irq_init(void);
+void nvme_lost_irq_exit(void);
 void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc,
 			     struct nvme_dev *ndev, struct device *dev,
 			     unsigned long *warned, struct dentry *parent);
@@ -170,14 +172,22 @@ static inline bool nvme_lost_irq_dropped(struct nvme_lost_irq *li)
  * nvme_lost_irq_arm() - commands were submitted: make sure a check comes
  * @li: the queue's poller state
  *
- * Context: any, with the queue's sq_lock held.  Costs a test of the timer
- * while it is armed, which it is as long as the queue is busy, and a
- * patched-out branch when the poller is off.
+ * Context: any, with the queue's sq_lock held.  Costs a full barrier and a
+ * test of the timer, and a patched-out branch when the poller is off.
  */
 static inline void nvme_lost_irq_arm(struct nvme_lost_irq *li)
 {
 	if (!static_branch_likely(&nvme_lost_irq_on))
 		return;
+	/*
+	 * The submission (sq_tail) before the timer test, paired with the
+	 * barrier between the check's dequeue and its sample in
+	 * lost_irq_timer_fn(): either the check counts this command, or this
+	 * finds the timer idle and starts it.  Without the pair both may read
+	 * the old value (store buffering) and the command waits for
+	 * io_timeout.
+	 */
+	smp_mb();
 	if (li->active && READ_ONCE(nvme_lost_irq_poll_ms) &&
 	    !hrtimer_is_queued(&li->timer))
 		nvme_lost_irq_start_timer(li);

@@ -10,9 +10,9 @@
 # that lets Feature 08h be changed carries the moderated queues itself: the
 # Interrupt Coalescing and Interrupt Vector Configuration values read back
 # from it are the ones the driver set (aggregation on, the vectors of the
-# queues not moderated exempt), and all back at 0 once released.  One
-# that refuses 08h (stock QEMU) gets one info line per controller, no
-# error, and genirq moderation instead.  Vectors moderated through
+# queues not moderated exempt, before any non-zero 08h), and 08h back at 0
+# once released.  One that refuses 08h and 09h (stock QEMU) gets one info
+# line per controller, no error, and genirq moderation instead.  Vectors moderated through
 # /proc/irq/N/moderation_us are left alone until set back to 0.
 # Every knob rejects bad values and keeps its value.  Booted with
 # nvme.adaptive_coalescing=0 nothing is moderated; with noirqmoderation
@@ -44,6 +44,7 @@ ALL_TESTS="
 	device_feature_08h
 	device_readback_loaded
 	device_readback_released
+	device_exempt_before_08h
 	external_left_alone
 	external_given_back
 	disabled_under_load
@@ -409,6 +410,8 @@ on_released() {
 # it reads back is what the driver set, and 0 once released.  One that
 # refuses it (stock QEMU) logs one info line, genirq moderates instead, no
 # error.
+# At rest 08h is 0; exemptions may stay (a later engage needs no command
+# for them): every vector's CD reads back as the driver recorded it.
 device_at_rest() {
 	local c q v cd
 
@@ -416,7 +419,8 @@ device_at_rest() {
 		[ "$(feat "$c" -f 8)" = 0 ] || return 1
 		while read -r q v; do
 			cd=$(feat "$c" -f 9 --cdw11="$v") || return 1
-			[ $(((cd >> 16) & 1)) = 0 ] || return 1
+			[ $(((cd >> 16) & 1)) = "$(nvme_pci_key "$c" coalescing "q$q.exempt")" ] ||
+				return 1
 		done <<< "$(queue_vectors "$c")"
 	done
 }
@@ -427,8 +431,10 @@ device_used() {
 		! dmesg_since | grep -qE 'nvme[0-9]+: interrupt coalescing: .* refused'
 }
 
+# the first command refused: an exemption (09h) where a queue is not
+# moderated, else the probe (08h)
 feat_refused_once() {
-	once_per_ctrl "interrupt coalescing: Set Features 08h refused (status 0x410e)" &&
+	once_per_ctrl "interrupt coalescing: Set Features 0[89]h refused (status 0x410e)" &&
 		all_say feature_08h refused && all_say actuator genirq &&
 		! dmesg_since | grep -qiE 'nvme.*(error|timeout)'
 }
@@ -440,7 +446,7 @@ device_feature_08h() {
 		msg="Feature 08h accepted: the device carries the moderated queues,"
 		ktap_test_result "$msg no error" device_used
 	else
-		msg="Feature 08h refused: one info line per controller, genirq,"
+		msg="Features 08h/09h refused: one info line per controller, genirq,"
 		ktap_test_result "$msg no error" feat_refused_once
 	fi
 }
@@ -520,7 +526,136 @@ device_readback_released() {
 		return
 	fi
 	once readback readback_run
-	ktap_test_result "released: 08h and every vector's CD read back 0" [ "$rest_ok" = 0 ]
+	ktap_test_result "released: 08h reads back 0, every vector's CD as the driver set it" \
+		[ "$rest_ok" = 0 ]
+}
+
+# Feature 08h coalesces every vector not exempted: no non-zero 08h may go
+# out while a queue that is not moderated has its vector unexempted (its
+# completions would wait for the aggregation time), the first one, the
+# probe, included.  A trace instance of its own records, from the start of
+# this script, the Set Features commands (nvme:nvme_setup_cmd) and the
+# decisions that moderate or release a queue; the check replays them in
+# order.  Its own load: a QD1 job on CPU 0's queue while a QD32 job on
+# another queue engages.
+INST=/sys/kernel/tracing/instances/nvme_irq_coalescing
+
+exempt_trace_start() {
+	rmdir "$INST" 2> /dev/null
+	mkdir "$INST" || return
+	# the work items run on both CPUs: one clock for the order of events
+	echo global > "$INST/trace_clock"
+	echo "qid == 0 && opcode == 9" > "$INST/events/nvme/nvme_setup_cmd/filter"
+	echo 1 > "$INST/events/nvme/nvme_setup_cmd/enable"
+	echo 1 > "$INST/events/nvme_pci/nvme_coalesce_decision/enable"
+	feat_at_start=$(coal_key feature_08h | tr '\n' ' ')
+	# exemptions stay until a reset: what the controllers have now
+	exempt_at_start=$(for c in $(nvme_ctrls); do
+		queue_vectors "$c" | while read -r q v; do
+			echo "$c $v $(nvme_pci_key "$c" coalescing "q$q.exempt")"
+		done
+	done)
+}
+
+# "CTRL QID VECTOR" of every I/O queue of the named controllers
+all_queue_vectors() {
+	local c
+
+	for c in $(nvme_ctrls); do
+		queue_vectors "$c" | sed "s/^/$c /"
+	done
+}
+
+# Replay the trace: prints "NONZERO_08H VIOLATIONS", each violation in
+# $WORK/exempt.bad
+exempt_replay() {
+	local -A vec mod cd
+	local c q v line fid dw on=0 bad=0
+
+	while read -r c q v; do
+		vec[$c.$q]=$v
+	done < <(all_queue_vectors)
+	while read -r c v q; do
+		[ -n "$c" ] && cd[$c.$v]=${q:-0}
+	done <<< "$exempt_at_start"
+	while read -r line; do
+		case "$line" in
+		*nvme_coalesce_decision:*)
+			c=${line#*nvme_coalesce_decision: }
+			c=${c%% *}
+			q=${line#* qid=}
+			q=${q%% *}
+			case "$line" in
+			*" -> on/"*) mod[$c.$q]=1 ;;
+			*) mod[$c.$q]=0 ;;
+			esac ;;
+		*nvme_admin_set_features*)
+			c=${line#*nvme_setup_cmd: }
+			c=${c%%:*}
+			fid=${line#*fid=}
+			fid=${fid%%,*}
+			dw=${line#*cdw11=}
+			dw=${dw%%)*}
+			if [ "$fid" = 0x9 ]; then
+				cd[$c.$((dw & 0xffff))]=$(((dw >> 16) & 1))
+			elif [ "$fid" = 0x8 ] && [ $((dw)) != 0 ]; then
+				on=$((on + 1))
+				for q in "${!vec[@]}"; do
+					[ "${q%%.*}" = "$c" ] || continue
+					[ "${mod[$q]:-0}" = 1 ] && continue
+					[ "${cd[$c.${vec[$q]}]:-0}" = 1 ] && continue
+					bad=$((bad + 1))
+					echo "08h $dw on $c:" \
+					     "queue ${q#*.} (vector ${vec[$q]}) not exempt"
+				done
+			fi ;;
+		esac
+	done < "$WORK/exempt.trace" > "$WORK/exempt.bad"
+	echo "$on $bad"
+}
+
+exempt_run() {
+	local ns h q=""
+
+	ns=$(first_ns)
+	ns=${ns##*/}
+	for h in /sys/block/"$ns"/mq/*; do
+		[ "$(cat "$h/cpu_list")" = 0 ] && q=$((${h##*/} + 1))
+	done
+	exempt_fio=0
+	if [ "$(nproc)" -ge 2 ] && [ -n "$q" ]; then
+		ktap_print_msg "$ns: queue $q (CPU 0) at QD1, QD32 on CPU 1"
+		fio_json exempt --rw=randread --time_based --runtime=4 $fio_opts \
+			--filename="/dev/$ns" \
+			--name=qd1 --iodepth=1 --cpus_allowed=0 \
+			--name=qd32 --iodepth=32 --cpus_allowed=1
+		exempt_fio=$?
+	fi
+	echo 0 > "$INST/tracing_on"
+	grep -v '^#' "$INST/trace" > "$WORK/exempt.trace"
+	exempt=$(exempt_replay)
+	ktap_print_msg "Feature 08h at the start: $feat_at_start;" \
+		"non-zero 08h sent, violations: $exempt"
+	head -n 3 "$WORK/exempt.bad" | while read -r line; do ktap_print_msg "$line"; done
+}
+
+device_exempt_before_08h() {
+	local ok=false
+
+	once probe probe_device
+	if ! $device_coalesces; then
+		ktap_test_skip "the controllers refuse Feature 08h: nothing to order"
+		return
+	fi
+	if [ ! -d "$INST" ]; then
+		ktap_test_skip "no trace instance"
+		return
+	fi
+	once low low_thresholds
+	once exempt exempt_run
+	[ "$exempt_fio" = 0 ] && [ "${exempt% *}" -gt 0 ] 2> /dev/null &&
+		[ "${exempt#* }" = 0 ] && ok=true
+	ktap_test_result "no non-zero 08h while an unmoderated queue's vector was not exempt" $ok
 }
 
 # Vectors somebody else moderates are left alone until given back
@@ -592,6 +727,8 @@ if [ ! -e "$DBG/disable_adaptive_interrupt_coalescing" ]; then
 fi
 mkdir -p "$WORK" || exit 1
 at_exit 'echo 0 > "$EV/enable"'
+exempt_trace_start
+at_exit 'rmdir "$INST" 2> /dev/null'
 if [ "$(cmdline_value nvme.adaptive_coalescing 1)" = 0 ]; then
 	ALL_TESTS=$BOOT_OFF_TESTS
 elif grep -qw noirqmoderation /proc/cmdline; then

@@ -26,6 +26,7 @@ ALL_TESTS="
 	loss_half_fio_clean
 	loss_counted
 	loss_traced
+	loss_work_rescued
 	loss_no_timeout
 	loss_warned_once
 	poll_ms_rejects_negative
@@ -106,7 +107,12 @@ loss_run() {
 	fio_verify all-q1 --cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split
 	loss_q1=$?
 	inject 0 50
-	trace-cmd start -e nvme_pci:nvme_lost_irq_recovered > /dev/null 2>&1
+	# and which workqueue the recovery work went to
+	work_fn=$(awk '$3 == "lost_irq_work_fn" { print $1; exit }' /proc/kallsyms)
+	[[ "$work_fn" =~ [1-9a-f] ]] || work_fn=	# hidden (kptr_restrict)
+	trace-cmd start -e nvme_pci:nvme_lost_irq_recovered \
+		-e workqueue:workqueue_queue_work -f "function == 0x$work_fn" \
+		> /dev/null 2>&1
 	fio_verify half-all
 	loss_half=$?
 	trace-cmd stop > /dev/null 2>&1
@@ -117,6 +123,12 @@ loss_run() {
 	ktap_print_msg "recoveries: $before before, $((before + loss_recoveries)) after"
 	loss_events=$(grep -c 'nvme_lost_irq_recovered:.*reaped=' "$WORK/trace.txt")
 	ktap_print_msg "$loss_events nvme_lost_irq_recovered events traced"
+	grep 'workqueue_queue_work:.*function=lost_irq_work_fn' "$WORK/trace.txt" \
+		> "$WORK/work.txt"
+	loss_work=$(wc -l < "$WORK/work.txt")
+	loss_work_elsewhere=$(grep -vc 'workqueue=nvme-lost-irq ' "$WORK/work.txt")
+	ktap_print_msg "recovery work queued $loss_work times," \
+		"$loss_work_elsewhere not on nvme-lost-irq"
 	loss_timeouts=$(timeouts_since_mark)
 	loss_once=true
 	for c in $ctrls; do
@@ -161,6 +173,21 @@ loss_counted() {
 loss_traced() {
 	once loss_run
 	ktap_test_result "tracepoint reported recoveries" [ "$loss_events" -gt 0 ]
+}
+
+# Recovery completes I/O that reclaim may wait for: its workqueue must have
+# a rescuer (WQ_MEM_RECLAIM), whose thread is kworker/R-<workqueue>
+loss_work_rescued() {
+	local ok=false
+
+	once loss_run
+	if [ -z "$work_fn" ]; then
+		ktap_test_skip "/proc/kallsyms hides addresses (kptr_restrict)"
+		return
+	fi
+	[ "$loss_work" -gt 0 ] && [ "$loss_work_elsewhere" = 0 ] &&
+		grep -qx 'kworker/R-nvme-lost-irq' /proc/[0-9]*/comm && ok=true
+	ktap_test_result "recovery work queued only on nvme-lost-irq, which has a rescuer" $ok
 }
 
 loss_no_timeout() {

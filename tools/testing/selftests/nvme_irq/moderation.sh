@@ -26,6 +26,7 @@ ALL_TESTS="
 	on_fio_clean
 	on_fewer_runs
 	on_held_counted
+	stats_root_only
 	on_traced
 	rejects_negative
 	rejects_text
@@ -212,6 +213,12 @@ on_fewer_runs() {
 on_held_counted() {
 	once on on_run
 	ktap_test_result "moderation_stats counted held interrupts" [ "$on_held" -gt 0 ]
+}
+
+# the hold times are another device's timing: for root only
+stats_root_only() {
+	ktap_test_result "moderation_stats is readable by root only (0400)" \
+		[ "$(stat -c %a "/proc/irq/$first/moderation_stats")" = 400 ]
 }
 
 on_traced() {
