@@ -69,11 +69,17 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 		m->held++;
 		return true;
 	}
-	/* the one clock read: the quiet time counts from the arrival */
+	/*
+	 * The one clock read.  Let through, the interrupt starts the next
+	 * quiet time from its arrival (irq_moderation_unhandled() takes it
+	 * back if no handler handles it).
+	 */
 	now = ktime_get_ns();
-	m->arrived = now;
-	if (now >= m->quiet_until)
+	if (now >= m->quiet_until) {
+		m->runs++;
+		m->quiet_until = now + m->delay_ns;
 		return false;
+	}
 	m->held++;
 	m->delays++;
 	m->held_since = now;
@@ -90,21 +96,13 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 }
 
 /*
- * The handlers ran and returned @ret: a quiet time starts from the arrival
- * of the interrupt they ran for, unless none of them handled it (a shared
- * line's other device, a spurious interrupt: nothing was batched, so
- * holding the next one gains nothing).  desc->lock held.
+ * No handler handled the interrupt that was let through (a shared line's
+ * other device, a spurious interrupt): nothing was batched, so holding the
+ * next one gains nothing; end the quiet time it started.  desc->lock held.
  */
-static void irq_moderation_quiet(struct irq_moderation *m, irqreturn_t ret)
+void __irq_moderation_unhandled(struct irq_desc *desc)
 {
-	m->runs++;
-	if (ret & IRQ_HANDLED)
-		m->quiet_until = m->arrived + m->delay_ns;
-}
-
-void __irq_moderation_handled(struct irq_desc *desc, irqreturn_t ret)
-{
-	irq_moderation_quiet(irq_moderation_locked(desc), ret);
+	irq_moderation_locked(desc)->quiet_until = 0;
 }
 
 /* The held interrupt may be delivered: the vector is enabled, not freed */
@@ -162,12 +160,15 @@ static void irq_moderation_release(struct irq_desc *desc,
 		return;
 	if (run && irq_moderation_may_run(desc)) {
 		m->replayed++;
-		m->arrived = now;	/* the replay is the held interrupt's run */
+		/* the replay is the held interrupt's run: a quiet time */
+		m->runs++;
+		m->quiet_until = now + m->delay_ns;
 		/* the flow handler counts an interrupt when it runs it */
 		kstat_incr_irqs_this_cpu(desc);
 		ret = handle_irq_event(desc);
 		/* @m outlives this: irq_moderation_free() cancels the timer */
-		irq_moderation_quiet(m, ret);
+		if (!(ret & IRQ_HANDLED))
+			m->quiet_until = 0;
 		/* desc->lock was dropped: a free_irq() may have shut it down */
 		if (!irq_moderation_may_deliver(desc))
 			return;

@@ -29,8 +29,6 @@
  * @delay_ns: the quiet time from each interrupt the handlers ran for,
  *	never 0
  * @quiet_until: end of the current quiet time (CLOCK_MONOTONIC, ns)
- * @arrived: when the interrupt the handlers last ran for arrived (or was
- *	replayed by the timer)
  * @held_since: when the interrupt now held arrived
  * @armed: @timer is queued or running and will release the vector
  * @runs: handler runs while moderated
@@ -46,7 +44,6 @@ struct irq_moderation {
 	struct rcu_head rcu;
 	u64 delay_ns;
 	u64 quiet_until;
-	u64 arrived;
 	u64 held_since;
 	bool armed;
 	u64 runs;
@@ -59,7 +56,7 @@ struct irq_moderation {
 extern struct static_key_false_deferred irq_moderation_used;
 
 bool __irq_moderation_hold(struct irq_desc *desc);
-void __irq_moderation_handled(struct irq_desc *desc, irqreturn_t ret);
+void __irq_moderation_unhandled(struct irq_desc *desc);
 void irq_moderation_free(struct irq_desc *desc, struct irqaction *action);
 void irq_moderation_proc_register(struct irq_desc *desc, void *irqp);
 void irq_moderation_proc_unregister(struct irq_desc *desc);
@@ -78,22 +75,20 @@ static inline bool irq_moderation_hold(struct irq_desc *desc)
 }
 
 /*
- * The handlers ran and returned @ret: unless none of them handled the
- * interrupt, the vector's quiet time starts.
+ * No handler handled the interrupt: it starts no quiet time.  Called only
+ * then, so a handled interrupt pays nothing after its handlers.
  */
-static inline void irq_moderation_handled(struct irq_desc *desc,
-					  irqreturn_t ret)
+static inline void irq_moderation_unhandled(struct irq_desc *desc)
 {
 	if (static_branch_unlikely(&irq_moderation_used.key) &&
 	    rcu_access_pointer(desc->moderation))
-		__irq_moderation_handled(desc, ret);
+		__irq_moderation_unhandled(desc);
 }
 
 #else /* CONFIG_IRQ_MODERATION */
 
 static inline bool irq_moderation_hold(struct irq_desc *desc) { return false; }
-static inline void irq_moderation_handled(struct irq_desc *desc,
-					  irqreturn_t ret) { }
+static inline void irq_moderation_unhandled(struct irq_desc *desc) { }
 static inline void irq_moderation_free(struct irq_desc *desc,
 				       struct irqaction *action) { }
 static inline void irq_moderation_proc_register(struct irq_desc *desc,

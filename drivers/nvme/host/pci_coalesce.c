@@ -403,36 +403,31 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc,
 	 * queues and the controller is switched off, not left at an old value.
 	 */
 	bool carry = want && want == cc->refused_dw11;
-	bool pending, blocked, device, need_08h, send_08h, exempt;
+	bool pending, blocked, device, send_08h, held, exempt;
 	struct nvme_coal_queue *q;
-	bool held = false;
+	u32 dw11, next, after;
 	unsigned int qid;
 	int room, n = 0;
-	u32 dw11, dw11_08h;
 	u16 vector;
 
 	nvme_coal_uncovered(cc, &pending, &blocked);
 	carry |= want && blocked;
 	dw11 = carry ? 0 : want;
-	dw11_08h = dw11;
-	/* the controller carries the moderated queues once its 08h is on */
-	device = cc->feat == NVME_COAL_FEAT_ACCEPTED && !carry &&
-		 (!pending || (cc->feat_dw11 &&
-			       cc->feat_dw11 != NVME_COAL_DW11_UNKNOWN));
-	need_08h = nvme_coal_need_08h(cc, dw11);
-	send_08h = need_08h && (!dw11 || !pending);
 	/*
-	 * Exemptions pending and the controller's value unknown (a command
-	 * may have reached it across a reset): switch it off meanwhile.
+	 * The 08h value to ask for: while exemptions are pending no new one;
+	 * the controller keeps what it has, switched off if that is unknown
+	 * (a command may have reached it across a reset).
 	 */
-	if (dw11 && pending && cc->feat_dw11 == NVME_COAL_DW11_UNKNOWN) {
-		dw11_08h = 0;
-		send_08h = nvme_coal_need_08h(cc, 0);
-	}
-	if (send_08h && !budget) {
-		send_08h = false;
-		held = true;
-	}
+	next = dw11;
+	if (dw11 && pending)
+		next = cc->feat_dw11 == NVME_COAL_DW11_UNKNOWN ? 0 : cc->feat_dw11;
+	send_08h = nvme_coal_need_08h(cc, next);
+	held = send_08h && !budget;
+	send_08h &= !held;
+	/* the controller carries the moderated queues while its 08h is on */
+	after = send_08h ? next : cc->feat_dw11;
+	device = cc->feat == NVME_COAL_FEAT_ACCEPTED && !carry && after &&
+		 after != NVME_COAL_DW11_UNKNOWN;
 	/* 08h, when due, is sent last, after the vectors it concerns */
 	room = budget - send_08h;
 	cc->carrying = carry;
@@ -468,12 +463,12 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc,
 	/* the first 08h is the probe of the feature */
 	if (send_08h) {
 		cmds[n++] = (struct nvme_coal_cmd) {
-			.fid = NVME_FEAT_IRQ_COALESCE, .dw11 = dw11_08h,
+			.fid = NVME_FEAT_IRQ_COALESCE, .dw11 = next,
 			.gen = cc->gen,
 		};
 		/* the controller may apply it before we hear back */
 		WRITE_ONCE(cc->hold_us, max(cc->hold_us,
-					    nvme_coal_feat_time_us(dw11_08h)));
+					    nvme_coal_feat_time_us(next)));
 	}
 	cc->cmd_tokens -= n;
 	cc->cmds_held += held;

@@ -140,10 +140,11 @@ void nvme_lost_irq_start_timer(struct nvme_lost_irq *li)
 
 /*
  * Recovery completes I/O that memory reclaim may be waiting for, so its
- * workqueue has a rescuer (WQ_MEM_RECLAIM).  High priority: the recovery is
- * counted before the tasks its completions wake get the CPU.  Per CPU,
- * like the system workqueue it replaces: queued from the check's timer,
- * it runs on the CPU that timer fired on.
+ * workqueue has a rescuer (WQ_MEM_RECLAIM).  Per CPU and high priority,
+ * like the system workqueue it replaces: queued from the check's timer, it
+ * runs on that CPU ahead of the tasks its completions wake.  On nvme_wq
+ * (unbound, normal priority) lost_msix.sh at 100 % loss saw 506 of 512
+ * stalls recovered, a second after the I/O; here all 512.
  */
 static struct workqueue_struct *nvme_lost_irq_wq;
 
