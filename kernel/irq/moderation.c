@@ -12,9 +12,12 @@
  * a CPU, and a timer is armed only when an interrupt is actually held: an
  * idle or slow vector costs one clock read per interrupt and no timer.
  *
- * Locking: the per-vector state is changed under desc->lock; its allocation
- * and removal are serialised with request_irq()/free_irq() by
- * desc->request_mutex.  It is freed after an RCU grace period, so that
+ * Locking: the per-vector state is changed under desc->lock, and published
+ * there with the vector's IRQD_MODERATED, the bit the flow handlers test;
+ * its allocation and removal are serialised with request_irq()/free_irq()
+ * by desc->request_mutex.  Neither takes the CPU hotplug lock: a driver may
+ * moderate its vectors under a lock its reset path takes, and a CPU going
+ * offline may wait for that reset.  It is freed after an RCU grace period, so that
  * irq_get_moderation() (a world-readable /proc file, a driver's debugfs)
  * can read it with no lock.  It belongs to the handler that set it and is
  * dropped when that handler is freed.
@@ -39,8 +42,6 @@
 #define CREATE_TRACE_POINTS
 #include <trace/events/irq_moderation.h>
 
-DEFINE_STATIC_KEY_DEFERRED_FALSE(irq_moderation_used, HZ);
-
 static bool irq_moderation_off __ro_after_init;
 
 static int __init irq_moderation_setup_off(char *str)
@@ -57,6 +58,7 @@ static struct irq_moderation *irq_moderation_locked(struct irq_desc *desc)
 					 lockdep_is_held(&desc->lock));
 }
 
+/* IRQD_MODERATED is set, the vector has a handler and is enabled. */
 bool __irq_moderation_hold(struct irq_desc *desc)
 {
 	struct irq_moderation *m = irq_moderation_locked(desc);
@@ -255,12 +257,8 @@ static int irq_moderation_check(struct irq_desc *desc)
 #define IRQ_MODERATION_ANY	UINT_MAX
 
 /*
- * The state of a vector about to be moderated.  It holds a reference on
- * irq_moderation_used for its whole life, so the flow handlers' hooks are
- * live exactly while some vector is moderated.  Process context, not under
- * desc->request_mutex: static_branch_deferred_inc() takes cpus_read_lock().
- * Only for a vector that irq_moderation_check() accepted: the first
- * reference patches the hooks in on every CPU.
+ * The state of a vector about to be moderated, for a vector that
+ * irq_moderation_check() accepted.  Process context.
  */
 static struct irq_moderation *irq_moderation_alloc(struct irq_desc *desc)
 {
@@ -271,15 +269,7 @@ static struct irq_moderation *irq_moderation_alloc(struct irq_desc *desc)
 	hrtimer_setup(&m->timer, irq_moderation_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS_PINNED_HARD);
 	m->desc = desc;
-	static_branch_deferred_inc(&irq_moderation_used);
 	return m;
-}
-
-/* Free @m, unpublished and its timer stopped, and drop its reference. */
-static void irq_moderation_put(struct irq_moderation *m)
-{
-	static_branch_slow_dec_deferred(&irq_moderation_used);
-	kfree_rcu(m, rcu);
 }
 
 /*
@@ -290,17 +280,18 @@ static void irq_moderation_put(struct irq_moderation *m)
 static void irq_moderation_drop(struct irq_desc *desc, struct irq_moderation *m)
 {
 	raw_spin_lock_irq(&desc->lock);
+	irqd_clear(&desc->irq_data, IRQD_MODERATED);
 	RCU_INIT_POINTER(desc->moderation, NULL);
 	raw_spin_unlock_irq(&desc->lock);
 	irq_moderation_quiesce(desc, m);
-	irq_moderation_put(m);
+	kfree_rcu(m, rcu);
 }
 
 static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 				unsigned int delay_us)
 {
 	struct irq_desc *desc = irq_to_desc(irq);
-	struct irq_moderation *m, *alloc = NULL;
+	struct irq_moderation *m;
 	u64 cur_us;
 	int ret;
 
@@ -310,7 +301,6 @@ static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 		return -ENODEV;
 	if (delay_us > IRQ_MODERATION_MAX_US)
 		return -ERANGE;
-again:
 	mutex_lock(&desc->request_mutex);
 	ret = irq_moderation_check(desc);
 	if (ret)
@@ -327,23 +317,18 @@ again:
 			irq_moderation_drop(desc, m);
 		goto out;
 	}
-	/*
-	 * A vector moderated already takes the new delay in place.  The
-	 * first setting allocates outside the mutex, then checks again: the
-	 * vector may have changed meanwhile.
-	 */
-	if (!m && !alloc) {
-		mutex_unlock(&desc->request_mutex);
-		alloc = irq_moderation_alloc(desc);
-		if (!alloc)
-			return -ENOMEM;
-		goto again;
+	/* a vector moderated already takes the new delay in place */
+	if (!m) {
+		m = irq_moderation_alloc(desc);
+		if (!m) {
+			ret = -ENOMEM;
+			goto out;
+		}
 	}
 	raw_spin_lock_irq(&desc->lock);
-	if (!m) {
-		m = alloc;
-		alloc = NULL;
+	if (!irqd_is_moderated(&desc->irq_data)) {
 		rcu_assign_pointer(desc->moderation, m);
+		irqd_set(&desc->irq_data, IRQD_MODERATED);
 	}
 	/* the only handler now is the one the setting is for */
 	m->owner = desc->action;
@@ -351,9 +336,6 @@ again:
 	raw_spin_unlock_irq(&desc->lock);
 out:
 	mutex_unlock(&desc->request_mutex);
-	/* not needed: moderated by somebody else meanwhile, or refused */
-	if (alloc)
-		irq_moderation_put(alloc);
 	return ret;
 }
 

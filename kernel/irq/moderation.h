@@ -3,7 +3,11 @@
  * Per-vector interrupt moderation: hooks of the flow handlers.
  *
  * Both hooks run in the flow handler with desc->lock held, hardirq context.
- * A kernel in which no vector is moderated pays one patched-out branch each.
+ * A moderated vector has IRQD_MODERATED set, with desc->moderation, under
+ * desc->lock: the flow handler tests it with IRQD_IRQ_DISABLED, in the one
+ * test of the state word it makes anyway, so a vector that is not
+ * moderated pays nothing before its handlers, and nothing after them
+ * unless no handler handled the interrupt.
  */
 #ifndef _KERNEL_IRQ_MODERATION_H
 #define _KERNEL_IRQ_MODERATION_H
@@ -11,7 +15,6 @@
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
 #include <linux/irqdesc.h>
-#include <linux/jump_label_ratelimit.h>
 
 #ifdef CONFIG_IRQ_MODERATION
 
@@ -19,8 +22,8 @@
  * struct irq_moderation - moderation state of one vector
  *
  * It exists while the vector is moderated: setting a quiet time allocates
- * it, setting 0 or freeing the handler that set it frees it.  It holds a
- * reference on irq_moderation_used for all that time.
+ * it, setting 0 or freeing the handler that set it frees it.  The vector's
+ * IRQD_MODERATED is set for all that time.
  *
  * @timer: replays a held interrupt at @quiet_until; hard expiry
  * @desc: the vector
@@ -53,8 +56,6 @@ struct irq_moderation {
 	u64 replayed;
 };
 
-extern struct static_key_false_deferred irq_moderation_used;
-
 bool __irq_moderation_hold(struct irq_desc *desc);
 void __irq_moderation_unhandled(struct irq_desc *desc);
 void irq_moderation_free(struct irq_desc *desc, struct irqaction *action);
@@ -62,16 +63,17 @@ void irq_moderation_proc_register(struct irq_desc *desc, void *irqp);
 void irq_moderation_proc_unregister(struct irq_desc *desc);
 
 /*
- * An interrupt arrived: true if its vector is in its quiet time.  The caller
- * then treats it like one that arrives while the vector is disabled: marks it
- * IRQS_PENDING and masks the line; the moderation timer replays it.
+ * The flow handler found the vector without a handler, disabled or
+ * moderated: true if the interrupt may be handled all the same, because
+ * the vector is only moderated and not in its quiet time.  Otherwise the
+ * caller treats it like one that arrives while the vector is disabled:
+ * marks it IRQS_PENDING and masks the line; the moderation timer replays
+ * it.
  */
-static inline bool irq_moderation_hold(struct irq_desc *desc)
+static inline bool irq_moderation_let_through(struct irq_desc *desc)
 {
-	if (static_branch_unlikely(&irq_moderation_used.key) &&
-	    rcu_access_pointer(desc->moderation))
-		return __irq_moderation_hold(desc);
-	return false;
+	return desc->action && !irqd_irq_disabled(&desc->irq_data) &&
+	       !__irq_moderation_hold(desc);
 }
 
 /*
@@ -80,14 +82,17 @@ static inline bool irq_moderation_hold(struct irq_desc *desc)
  */
 static inline void irq_moderation_unhandled(struct irq_desc *desc)
 {
-	if (static_branch_unlikely(&irq_moderation_used.key) &&
-	    rcu_access_pointer(desc->moderation))
+	if (irqd_is_moderated(&desc->irq_data))
 		__irq_moderation_unhandled(desc);
 }
 
 #else /* CONFIG_IRQ_MODERATION */
 
-static inline bool irq_moderation_hold(struct irq_desc *desc) { return false; }
+static inline bool irq_moderation_let_through(struct irq_desc *desc)
+{
+	return false;
+}
+
 static inline void irq_moderation_unhandled(struct irq_desc *desc) { }
 static inline void irq_moderation_free(struct irq_desc *desc,
 				       struct irqaction *action) { }
