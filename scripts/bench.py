@@ -95,6 +95,7 @@ def parse_matrix(path):
             'boot': boot,
             'vm': {k[3:]: v for k, v in opts.items() if k.startswith('vm:')},
             'fio': {k[4:]: v for k, v in opts.items() if k.startswith('fio:')},
+            'dbg': {k[4:]: v for k, v in opts.items() if k.startswith('dbg:')},
         })
     return modes
 
@@ -148,7 +149,10 @@ def boot(mode, rep, cases):
                + ' '.join(c['tolerances'])]
     else:
         guest = os.path.join(TOP, 'scripts', 'guest', 'bench-run')
-        vm += ['--', f'{guest} $RESULTS/jobs.json $RESULTS/results.jsonl']
+        # debugfs tuning knobs (the coalescing thresholds), set before the run
+        knobs = ''.join(f'echo {v} > /sys/kernel/debug/nvme_pci/{k} && '
+                        for k, v in mode['dbg'].items())
+        vm += ['--', f'{knobs}{guest} $RESULTS/jobs.json $RESULTS/results.jsonl']
     rc = subprocess.run(vm).returncode
     runs = []
     path = os.path.join(res, 'results.jsonl')

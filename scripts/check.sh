@@ -169,8 +169,7 @@ no_skip default "$dir/default/kselftest.txt" apst_default.sh lost_msix.sh coales
 # 2. non-default values of the series' parameters on the kernel command line
 params="nvme_core.default_ps_max_latency_us=100000 nvme.lost_irq_poll_ms=9"
 params+=" nvme.fail_lost_irq=1000,0,0,-1 nvme.irq_budget=32 nvme.irq_moderation_us=50"
-params+=" nvme.adaptive_coalescing=0 nvme.coalescing_period_ms=20 nvme.high_io_delta=777"
-params+=" nvme.avg_qd_threshold=3 nvme.total_inflight_io_threshold=5 nvme.coalescing_max_delay_us=300"
+params+=" nvme.adaptive_coalescing=0"
 boot params --append "$params" -- \
 	"for t in apst_default boot_params moderation coalescing; do $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt; done; cat \$RESULTS/*.txt"
 for t in apst_default boot_params moderation coalescing; do
@@ -197,6 +196,33 @@ if grep -q '# irq_moderation: pass:0 fail:0 skip:[1-9]' "$dir/noirqmoderation/co
 	echo "pass harness: noirqmoderation: the irq_moderation suite skipped, not failed" >> "$results"
 else
 	echo "fail harness: noirqmoderation: the irq_moderation suite did not skip every case" >> "$results"
+fi
+
+# 3b. every handler forced into a thread (threadirqs, as on PREEMPT_RT):
+# genirq refuses to moderate a threaded handler; the KUnit suites pass or
+# skip (irq_moderation_forced_threads shows the refusal) and nvme's I/O
+# vectors refuse root's writes
+boot threadirqs --append threadirqs -- \
+	"$ksft/nvme_irq/moderation.sh > \$RESULTS/moderation.txt; cat \$RESULTS/moderation.txt"
+python3 "$TOP/scripts/ktap.py" "kselftest (threadirqs)" "$dir/threadirqs/moderation.txt" >> "$results"
+python3 "$TOP/scripts/ktap.py" "kunit (threadirqs)" "$dir/threadirqs/console.log" >> "$results"
+if grep -qE '^\[[ 0-9.]+\] +ok [0-9]+ forced_thread_is_refused[[:cntrl:]]*$' "$dir/threadirqs/console.log"; then
+	echo "pass harness: threadirqs: irq_moderation_forced_threads ran its case" >> "$results"
+else
+	echo "fail harness: threadirqs: irq_moderation_forced_threads did not pass its case" >> "$results"
+fi
+
+# 3c. one I/O queue per drive, so that queue 1 serves a CPU its vector does
+# not target: the host stops the vector's vCPU alone (cpu_stall.sh), and
+# the recoveries are blamed on that CPU, not on a lost interrupt; then the
+# device drops the queue's messages, and they are
+boot cpustall --queues 1 -- \
+	"$ksft/nvme_irq/cpu_stall.sh > \$RESULTS/cpu_stall.txt; cat \$RESULTS/cpu_stall.txt"
+python3 "$TOP/scripts/ktap.py" "kselftest (vCPU stall)" "$dir/cpustall/cpu_stall.txt" >> "$results"
+if [ -s "$dir/cpustall/cpu_stall.txt" ] && ! grep -q '# SKIP' "$dir/cpustall/cpu_stall.txt"; then
+	echo "pass harness: cpustall: cpu_stall.sh ran every case on the project's QEMU" >> "$results"
+else
+	echo "fail harness: cpustall: cpu_stall.sh skipped a case or wrote nothing" >> "$results"
 fi
 
 # 4. controllers that refuse Feature 08h, as stock QEMU's: adaptive
@@ -273,7 +299,7 @@ fi
 
 # 9. the 6.12 LTS backport (BASE=6.12): its tree, its export and its test
 # kernel, one boot with every KUnit suite at boot and the whole kselftest
-# suite, and the static checks of its export.  Mainline's checks above
+# suite, one with cpu_stall.sh, and the static checks of its export.  Mainline's checks above
 # cover the rest: the backport's new files are mainline's (its compat
 # delta aside), and its hunks are the upstream hooks the suite exercises.
 b=6.12
@@ -288,6 +314,15 @@ if BASE=$b phase tree-$b "$TOP/scripts/tree.sh" &&
 	python3 "$TOP/scripts/ktap.py" "kselftest ($b)" "$dir/default-$b/kselftest.txt" >> "$results"
 	no_skip "default-$b" "$dir/default-$b/kselftest.txt" apst_default.sh lost_msix.sh \
 		coalescing.sh timeout_inject.sh
+	# the vCPU stall: 6.12's hrtimers migrate to other CPUs unless pinned
+	BASE=$b boot "cpustall-$b" --queues 1 -- \
+		"$ksft_b/nvme_irq/cpu_stall.sh > \$RESULTS/cpu_stall.txt; cat \$RESULTS/cpu_stall.txt"
+	python3 "$TOP/scripts/ktap.py" "kselftest ($b, vCPU stall)" "$dir/cpustall-$b/cpu_stall.txt" >> "$results"
+	if [ -s "$dir/cpustall-$b/cpu_stall.txt" ] && ! grep -q '# SKIP' "$dir/cpustall-$b/cpu_stall.txt"; then
+		echo "pass harness: cpustall-$b: cpu_stall.sh ran every case on the project's QEMU" >> "$results"
+	else
+		echo "fail harness: cpustall-$b: cpu_stall.sh skipped a case or wrote nothing" >> "$results"
+	fi
 	BASE=$b phase "static-$b" bash "$TOP/scripts/static-checks.sh" >> "$results" ||
 		echo "fail static ($b): scripts/static-checks.sh ended early (exit $?)" >> "$results"
 else

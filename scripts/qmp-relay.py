@@ -13,11 +13,18 @@ Connects to QEMU's QMP socket and, until QEMU exits:
    "arguments": {"ms": M}} by stopping the whole QEMU process with SIGSTOP
    for M ms (at most 1000), as an overloaded host or a hypervisor does to
    a guest; the guest's clock runs on, so its timers fire late;
+ - answers {"execute": "x-stall-vcpu", "arguments": {"cpu": C, "ms": M}}
+   by stopping only the thread of vCPU C (QEMU's multi-threaded TCG gives
+   each vCPU a thread of its own) for M ms (at most 1000) with ptrace:
+   that CPU takes no interrupt meanwhile, as with interrupts off, while
+   the others run on (unless the thread was stopped holding QEMU's big
+   lock, which TCG vCPUs take only for I/O: the others then wait too);
  - when the guest powers off (QEMU started with -action shutdown=pause, so
    the devices are still there), writes RESULTS/qemu-counters.json with the
    counters of each NVMe device and quits QEMU.
 The guest end is scripts/guest/qmp.
 """
+import ctypes
 import json
 import os
 import signal
@@ -104,6 +111,39 @@ def stall_host(q, ms):
     return {'return': ms}
 
 
+PTRACE_DETACH = 17
+PTRACE_SEIZE = 0x4206
+PTRACE_INTERRUPT = 0x4207
+WALL = 0x40000000                         # __WALL: wait for a thread
+
+
+def stall_vcpu(q, cpu, ms):
+    """Stop vCPU cpu's thread alone for ms milliseconds."""
+    if not isinstance(ms, int) or not 1 <= ms <= 1000:
+        return {'error': {'desc': 'ms must be an integer in 1..1000'}}
+    r = q.cmd('query-cpus-fast')
+    if 'error' in r:
+        return r
+    tids = {c['cpu-index']: c['thread-id'] for c in r['return']}
+    if cpu not in tids:
+        return {'error': {'desc': 'no vCPU %r' % (cpu,)}}
+    tid = tids[cpu]
+    if list(tids.values()).count(tid) > 1:
+        return {'error': {'desc': 'vCPU %d shares its thread with another '
+                          '(single-threaded TCG): it cannot stop alone' % cpu}}
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.ptrace(PTRACE_SEIZE, tid, None, None) != 0:
+        return {'error': {'desc': 'ptrace: %s' % os.strerror(ctypes.get_errno())}}
+    try:
+        if libc.ptrace(PTRACE_INTERRUPT, tid, None, None) != 0:
+            return {'error': {'desc': 'ptrace: %s' % os.strerror(ctypes.get_errno())}}
+        os.waitpid(tid, WALL)             # stopped now
+        time.sleep(ms / 1000)
+    finally:
+        libc.ptrace(PTRACE_DETACH, tid, None, None)
+    return {'return': ms}
+
+
 def serve(q, qdir):
     for name in sorted(os.listdir(qdir)):
         if not name.endswith('.req'):
@@ -111,8 +151,11 @@ def serve(q, qdir):
         path = os.path.join(qdir, name)
         try:
             req = json.load(open(path))
+            args = req.get('arguments', {})
             if req['execute'] == 'x-stall-host':
-                r = stall_host(q, req.get('arguments', {}).get('ms'))
+                r = stall_host(q, args.get('ms'))
+            elif req['execute'] == 'x-stall-vcpu':
+                r = stall_vcpu(q, args.get('cpu'), args.get('ms'))
             else:
                 r = q.cmd(req['execute'], req.get('arguments'))
             if 'error' in r:

@@ -17,6 +17,7 @@ int irq_set_moderation(unsigned int irq, unsigned int delay_us);
 int irq_update_moderation(unsigned int irq, unsigned int old_us,
 			  unsigned int delay_us);
 int irq_can_moderate(unsigned int irq);
+int irq_allow_moderation(unsigned int irq);
 unsigned int irq_get_moderation(unsigned int irq);
 #else
 static inline int irq_set_moderation(unsigned int irq, unsigned int delay_us)
@@ -31,6 +32,11 @@ static inline int irq_update_moderation(unsigned int irq, unsigned int old_us,
 }
 
 static inline int irq_can_moderate(unsigned int irq)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int irq_allow_moderation(unsigned int irq)
 {
 	return -EOPNOTSUPP;
 }

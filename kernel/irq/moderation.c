@@ -12,15 +12,24 @@
  * a CPU, and a timer is armed only when an interrupt is actually held: an
  * idle or slow vector costs one clock read per interrupt and no timer.
  *
- * Locking: the per-vector state is changed under desc->lock, and published
- * there with the vector's IRQD_MODERATED, the bit the flow handlers test;
- * its allocation and removal are serialised with request_irq()/free_irq()
- * by desc->request_mutex.  Neither takes the CPU hotplug lock: a driver may
+ * Locking: the per-vector state is changed and published under
+ * desc->lock; the vector's IRQD_MODERATED, the bit the flow handlers test,
+ * is set there while a quiet time is set.  The state's allocation and
+ * removal are serialised with request_irq()/free_irq() by
+ * desc->request_mutex.  Neither takes the CPU hotplug lock: a driver may
  * moderate its vectors under a lock its reset path takes, and a CPU going
  * offline may wait for that reset.  It is freed after an RCU grace period, so that
  * irq_get_moderation() (a world-readable /proc file, a driver's debugfs)
- * can read it with no lock.  It belongs to the handler that set it and is
- * dropped when that handler is freed.
+ * can read it with no lock.  It belongs to the handler it was made for and
+ * is dropped when that handler is freed, or when the quiet time is set to
+ * 0 on a vector whose driver did not allow root to moderate it (an allowed
+ * vector keeps its state, without a quiet time).
+ *
+ * The driver decides: only a vector whose driver called
+ * irq_allow_moderation() can be moderated by root through
+ * /proc/irq/<N>/moderation_us; a write anywhere else fails with -EPERM.
+ * Only the chip knows whether it can mask a vector at the device from
+ * hardirq context, so it says so with IRQCHIP_SUPPORTS_MODERATION.
  */
 
 #define pr_fmt(fmt) "genirq: " fmt
@@ -29,18 +38,16 @@
 #include <linux/interrupt.h>
 #include <linux/irq.h>
 #include <linux/irq_moderation.h>
-#include <linux/msi.h>
-#include <linux/pci.h>
 #include <linux/proc_fs.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "internals.h"
+#include <trace/events/irq.h>
 
-#define CREATE_TRACE_POINTS
-#include <trace/events/irq_moderation.h>
+#include "internals.h"
 
 static bool irq_moderation_off __ro_after_init;
 
@@ -64,8 +71,12 @@ bool __irq_moderation_hold(struct irq_desc *desc)
 	struct irq_moderation *m = irq_moderation_locked(desc);
 	u64 now;
 
-	/* a handler other than the one that set it never agreed to wait */
-	if (desc->action != m->owner || desc->action->next)
+	/*
+	 * A handler other than the one that set it never agreed to wait; a
+	 * flow handler other than the one checked may not replay what it held.
+	 */
+	if (desc->action != m->owner || desc->action->next ||
+	    desc->handle_irq != m->flow)
 		return false;
 	if (m->armed) {
 		m->held++;
@@ -204,23 +215,6 @@ static void irq_moderation_quiesce(struct irq_desc *desc,
 	raw_spin_unlock_irq(&desc->lock);
 }
 
-/*
- * PCI MSI without per-vector masking, and MSI-X where masking is not ours to
- * use (Xen, MSI_FLAG_NO_MASK): the chip has an irq_mask() that does nothing,
- * so a held interrupt would be delivered again at once.
- */
-static bool irq_moderation_maskless(struct irq_desc *desc)
-{
-#ifdef CONFIG_PCI_MSI
-	struct msi_desc *md = irq_data_get_msi_desc(&desc->irq_data);
-
-	return md && md->dev && dev_is_pci(md->dev) &&
-	       !md->pci.msi_attrib.can_mask;
-#else
-	return false;
-#endif
-}
-
 /* Can @desc be held and replayed safely?  desc->request_mutex held. */
 static int irq_moderation_check(struct irq_desc *desc)
 {
@@ -247,9 +241,13 @@ static int irq_moderation_check(struct irq_desc *desc)
 	if (desc->handle_irq != handle_edge_irq &&
 	    desc->handle_irq != handle_fasteoi_irq)
 		return -EINVAL;		/* only these two have the hooks */
-	if (!chip || !chip->irq_mask || !chip->irq_unmask ||
-	    chip->irq_bus_lock || irq_moderation_maskless(desc))
-		return -EINVAL;		/* must mask from hardirq context */
+	/*
+	 * The chip masks the vector at the device from hardirq context, so a
+	 * held interrupt stays latched there: not PCI MSI without mask bits,
+	 * nor a chip whose irq_mask() does nothing (Xen) or needs a bus lock.
+	 */
+	if (!chip || !(chip->flags & IRQCHIP_SUPPORTS_MODERATION))
+		return -EINVAL;
 	return 0;
 }
 
@@ -257,18 +255,27 @@ static int irq_moderation_check(struct irq_desc *desc)
 #define IRQ_MODERATION_ANY	UINT_MAX
 
 /*
- * The state of a vector about to be moderated, for a vector that
- * irq_moderation_check() accepted.  Process context.
+ * The state of a vector about to be moderated or allowed, for a vector that
+ * irq_moderation_check() accepted; published with its owner and flow
+ * handler.  Process context, desc->request_mutex held: a device's reset path
+ * waits for that mutex in free_irq(), so reclaim must not wait for I/O here.
  */
 static struct irq_moderation *irq_moderation_alloc(struct irq_desc *desc)
 {
+	unsigned int noio = memalloc_noio_save();
 	struct irq_moderation *m = kzalloc(sizeof(*m), GFP_KERNEL);
 
+	memalloc_noio_restore(noio);
 	if (!m)
 		return NULL;
 	hrtimer_setup(&m->timer, irq_moderation_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS_PINNED_HARD);
 	m->desc = desc;
+	m->owner = desc->action;
+	m->flow = desc->handle_irq;
+	raw_spin_lock_irq(&desc->lock);
+	rcu_assign_pointer(desc->moderation, m);
+	raw_spin_unlock_irq(&desc->lock);
 	return m;
 }
 
@@ -287,8 +294,25 @@ static void irq_moderation_drop(struct irq_desc *desc, struct irq_moderation *m)
 	kfree_rcu(m, rcu);
 }
 
+/*
+ * Set 0: a vector its driver allows keeps its state, with the allowance, and
+ * only stops holding; any other is unmoderated.  desc->request_mutex held.
+ */
+static void irq_moderation_stop(struct irq_desc *desc, struct irq_moderation *m)
+{
+	if (!m->allowed) {
+		irq_moderation_drop(desc, m);
+		return;
+	}
+	raw_spin_lock_irq(&desc->lock);
+	irqd_clear(&desc->irq_data, IRQD_MODERATED);
+	WRITE_ONCE(m->delay_ns, 0);
+	raw_spin_unlock_irq(&desc->lock);
+	irq_moderation_quiesce(desc, m);
+}
+
 static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
-				unsigned int delay_us)
+				unsigned int delay_us, bool user)
 {
 	struct irq_desc *desc = irq_to_desc(irq);
 	struct irq_moderation *m;
@@ -299,25 +323,33 @@ static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 		return -EINVAL;
 	if (irq_moderation_off)
 		return -ENODEV;
-	if (delay_us > IRQ_MODERATION_MAX_US)
-		return -ERANGE;
 	mutex_lock(&desc->request_mutex);
-	ret = irq_moderation_check(desc);
-	if (ret)
-		goto out;
 	m = rcu_dereference_protected(desc->moderation,
 				      lockdep_is_held(&desc->request_mutex));
+	/* root moderates only the vectors their drivers allow */
+	if (user && !(m && m->allowed)) {
+		ret = -EPERM;
+		goto out;
+	}
+	if (delay_us > IRQ_MODERATION_MAX_US) {
+		ret = -ERANGE;
+		goto out;
+	}
 	cur_us = m ? div_u64(m->delay_ns, NSEC_PER_USEC) : 0;
 	if (old_us != IRQ_MODERATION_ANY && cur_us != old_us) {
 		ret = -EBUSY;
 		goto out;
 	}
+	/* off is always possible, whatever the vector became since */
 	if (!delay_us) {
 		if (m)
-			irq_moderation_drop(desc, m);
+			irq_moderation_stop(desc, m);
 		goto out;
 	}
-	/* a vector moderated already takes the new delay in place */
+	ret = irq_moderation_check(desc);
+	if (ret)
+		goto out;
+	/* a vector moderated or allowed already takes the delay in place */
 	if (!m) {
 		m = irq_moderation_alloc(desc);
 		if (!m) {
@@ -326,13 +358,19 @@ static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 		}
 	}
 	raw_spin_lock_irq(&desc->lock);
-	if (!irqd_is_moderated(&desc->irq_data)) {
-		rcu_assign_pointer(desc->moderation, m);
-		irqd_set(&desc->irq_data, IRQD_MODERATED);
-	}
-	/* the only handler now is the one the setting is for */
+	/* the handler and the flow handler just checked */
 	m->owner = desc->action;
+	m->flow = desc->handle_irq;
+	/* the statistics count from the setting that starts holding */
+	if (!irqd_is_moderated(&desc->irq_data)) {
+		m->runs = 0;
+		m->held = 0;
+		m->delays = 0;
+		m->held_ns = 0;
+		m->replayed = 0;
+	}
 	WRITE_ONCE(m->delay_ns, (u64)delay_us * NSEC_PER_USEC);
+	irqd_set(&desc->irq_data, IRQD_MODERATED);
 	raw_spin_unlock_irq(&desc->lock);
 out:
 	mutex_unlock(&desc->request_mutex);
@@ -356,15 +394,15 @@ out:
  * Return: 0 on success; -ERANGE if @delay_us exceeds IRQ_MODERATION_MAX_US;
  * -EINVAL if @irq has no handler or cannot be moderated safely (shared,
  * threaded or ONESHOT, level-triggered, a flow handler other than
- * handle_edge_irq()/handle_fasteoi_irq(), a chip that cannot mask from
- * hardirq context, PCI MSI without per-vector masking, a timer or
- * IRQF_NO_THREAD handler); -ENODEV if
+ * handle_edge_irq()/handle_fasteoi_irq(), a chip without
+ * IRQCHIP_SUPPORTS_MODERATION, a timer or IRQF_NO_THREAD handler);
+ * -ENODEV if
  * moderation is switched off on the command line; -ENOMEM.  On error
  * nothing changes.
  */
 int irq_set_moderation(unsigned int irq, unsigned int delay_us)
 {
-	return __irq_set_moderation(irq, IRQ_MODERATION_ANY, delay_us);
+	return __irq_set_moderation(irq, IRQ_MODERATION_ANY, delay_us, false);
 }
 EXPORT_SYMBOL_GPL(irq_set_moderation);
 
@@ -388,9 +426,59 @@ int irq_update_moderation(unsigned int irq, unsigned int old_us,
 {
 	if (old_us > IRQ_MODERATION_MAX_US)
 		return -ERANGE;
-	return __irq_set_moderation(irq, old_us, delay_us);
+	return __irq_set_moderation(irq, old_us, delay_us, false);
 }
 EXPORT_SYMBOL_GPL(irq_update_moderation);
+
+/* A write to /proc/irq/<N>/moderation_us: as irq_set_moderation(), and
+ * -EPERM where the vector's driver did not allow it.  Process context.
+ */
+int irq_moderation_user_set(unsigned int irq, unsigned int delay_us)
+{
+	return __irq_set_moderation(irq, IRQ_MODERATION_ANY, delay_us, true);
+}
+
+/**
+ * irq_allow_moderation - let root set the quiet time of a vector
+ * @irq: Linux interrupt number, requested with one non-threaded handler
+ *
+ * A driver whose handler is fit to wait (it reaps whatever completed by the
+ * time it runs) allows root to moderate the vector through
+ * /proc/irq/<N>/moderation_us; elsewhere that write fails with -EPERM.
+ * The allowance lasts until the handler is freed.  A driver that moderates
+ * the vector itself and must not be overridden uses irq_update_moderation().
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: 0, or the error irq_can_moderate() would return, or -ENOMEM.
+ */
+int irq_allow_moderation(unsigned int irq)
+{
+	struct irq_desc *desc = irq_to_desc(irq);
+	struct irq_moderation *m;
+	int ret;
+
+	if (!desc)
+		return -EINVAL;
+	if (irq_moderation_off)
+		return -ENODEV;
+	mutex_lock(&desc->request_mutex);
+	ret = irq_moderation_check(desc);
+	if (ret)
+		goto out;
+	m = rcu_dereference_protected(desc->moderation,
+				      lockdep_is_held(&desc->request_mutex));
+	if (!m)
+		m = irq_moderation_alloc(desc);
+	if (m)
+		m->allowed = true;
+	else
+		ret = -ENOMEM;
+out:
+	mutex_unlock(&desc->request_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(irq_allow_moderation);
 
 /**
  * irq_can_moderate - would irq_set_moderation() accept this vector?
@@ -486,7 +574,7 @@ static ssize_t irq_moderation_us_write(struct file *file,
 	ret = kstrtouint_from_user(buf, count, 0, &us);
 	if (ret)
 		return ret;
-	ret = irq_set_moderation(irq, us);
+	ret = irq_moderation_user_set(irq, us);
 	return ret ? ret : count;
 }
 

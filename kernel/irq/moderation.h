@@ -21,16 +21,21 @@
 /**
  * struct irq_moderation - moderation state of one vector
  *
- * It exists while the vector is moderated: setting a quiet time allocates
- * it, setting 0 or freeing the handler that set it frees it.  The vector's
- * IRQD_MODERATED is set for all that time.
+ * It exists while the vector is moderated or its driver allows root to
+ * moderate it (irq_allow_moderation()): the first of the two allocates it;
+ * freeing the handler it was made for frees it, and so does setting 0 on a
+ * vector its driver did not allow.  The vector's IRQD_MODERATED is set
+ * while @delay_ns is not 0.
  *
  * @timer: replays a held interrupt at @quiet_until; hard expiry
  * @desc: the vector
  * @owner: the handler the setting was made for; compared, never followed
+ * @flow: the flow handler the setting was checked against; a vector whose
+ *	flow handler is changed afterwards is never held
  * @rcu: frees the state after readers of irq_get_moderation() are done
- * @delay_ns: the quiet time from each interrupt the handlers ran for,
- *	never 0
+ * @delay_ns: the quiet time from each interrupt the handlers ran for; 0
+ *	while the vector is only allowed
+ * @allowed: @owner's driver lets root set the quiet time through /proc
  * @quiet_until: end of the current quiet time (CLOCK_MONOTONIC, ns)
  * @held_since: when the interrupt now held arrived
  * @armed: @timer is queued or running and will release the vector
@@ -44,11 +49,13 @@ struct irq_moderation {
 	struct hrtimer timer;
 	struct irq_desc *desc;
 	const struct irqaction *owner;
+	irq_flow_handler_t flow;
 	struct rcu_head rcu;
 	u64 delay_ns;
 	u64 quiet_until;
 	u64 held_since;
 	bool armed;
+	bool allowed;
 	u64 runs;
 	u64 held;
 	u64 delays;
@@ -59,6 +66,7 @@ struct irq_moderation {
 bool __irq_moderation_hold(struct irq_desc *desc);
 void __irq_moderation_unhandled(struct irq_desc *desc);
 void irq_moderation_free(struct irq_desc *desc, struct irqaction *action);
+int irq_moderation_user_set(unsigned int irq, unsigned int delay_us);
 void irq_moderation_proc_register(struct irq_desc *desc, void *irqp);
 void irq_moderation_proc_unregister(struct irq_desc *desc);
 

@@ -20,8 +20,6 @@
 #include <linux/irqdesc.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
-#include <linux/msi.h>
-#include <linux/pci.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -118,6 +116,17 @@ static struct irq_chip fake_chip = {
 	.irq_ack	= fake_nop,
 	.irq_eoi	= fake_nop,
 	.irq_retrigger	= fake_retrigger,
+	.flags		= IRQCHIP_SUPPORTS_MODERATION,
+};
+
+/* masks as well, but does not say that it latches what arrives masked */
+static struct irq_chip fake_chip_unstated = {
+	.name		= "modtest-unstated",
+	.irq_mask	= fake_mask,
+	.irq_unmask	= fake_unmask,
+	.irq_ack	= fake_nop,
+	.irq_eoi	= fake_nop,
+	.irq_retrigger	= fake_retrigger,
 };
 
 static struct irq_chip fake_chip_nomask = {
@@ -136,9 +145,10 @@ static irqreturn_t fake_handler(int irq, void *data)
 {
 	struct irq_moderation *m = rcu_dereference_raw(irq_to_desc(irq)->moderation);
 	struct fake_line *l = data;
-	/* the arrival the quiet time counts from */
-	u64 now = m ? READ_ONCE(m->quiet_until) - READ_ONCE(m->delay_ns) :
-		      ktime_get_ns();
+	/* the arrival the quiet time counts from, while one is set */
+	u64 now = m && READ_ONCE(m->delay_ns) ?
+		  READ_ONCE(m->quiet_until) - READ_ONCE(m->delay_ns) :
+		  ktime_get_ns();
 
 	if (l->runs && now - l->last_ns < l->min_gap_ns)
 		l->min_gap_ns = now - l->last_ns;
@@ -209,6 +219,9 @@ static int moderation_test_init(struct kunit *test)
 {
 	if (irq_can_moderate(0) == -ENODEV)
 		kunit_skip(test, "booted with noirqmoderation");
+	/* every handler is a thread then: irq_moderation_forced_threads */
+	if (force_irqthreads())
+		kunit_skip(test, "booted with threadirqs");
 	return set_cpus_allowed_ptr(current, cpumask_of(raw_smp_processor_id()));
 }
 
@@ -582,6 +595,10 @@ static void shared_flag_alone_is_accepted(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, l->runs, 4);
 	KUNIT_EXPECT_EQ(test, other->runs, 2);
 	KUNIT_EXPECT_EQ(test, irq_can_moderate(l->irq), -EINVAL);
+	/* no new quiet time, but turning it off still works */
+	KUNIT_EXPECT_EQ(test, irq_set_moderation(l->irq, HOLD_US / 2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, irq_set_moderation(l->irq, 0), 0);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
 	free_irq(l->irq, other);
 	KUNIT_EXPECT_EQ(test, irq_can_moderate(l->irq), 0);
 	fake_free(l, true);
@@ -657,32 +674,77 @@ static void update_only_from_the_expected_value(struct kunit *test)
 	fake_free(l, true);
 }
 
-/* PCI MSI without a mask bit (or with masking not ours, Xen): refused. */
-static void maskless_pci_msi_is_refused(struct kunit *test)
+/*
+ * Only the chip knows whether its mask latches a message at the device
+ * (PCI MSI-X) or loses it, or does nothing (MSI without mask bits, Xen): a
+ * chip that masks but does not state IRQCHIP_SUPPORTS_MODERATION is refused.
+ */
+static void chip_without_the_capability_is_refused(struct kunit *test)
 {
-#ifdef CONFIG_PCI_MSI
-	struct device *dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
-	struct msi_desc *md = kunit_kzalloc(test, sizeof(*md), GFP_KERNEL);
-	struct fake_line *l;
+	struct fake_line *l = fake_alloc(test, &fake_chip_unstated,
+					 handle_edge_irq);
 
-	KUNIT_ASSERT_NOT_NULL(test, dev);
-	KUNIT_ASSERT_NOT_NULL(test, md);
-	dev->bus = &pci_bus_type;
-	md->dev = dev;
-	l = fake_alloc(test, &fake_chip, handle_edge_irq);
-	KUNIT_ASSERT_EQ(test, irq_set_msi_desc(l->irq, md), 0);
-	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, IRQF_SHARED,
-					  "modtest", l), 0);
-	md->pci.msi_attrib.can_mask = 0;
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
 	expect_rejected(test, l);
-	md->pci.msi_attrib.can_mask = 1;
-	KUNIT_EXPECT_EQ(test, irq_can_moderate(l->irq), 0);
+	KUNIT_EXPECT_EQ(test, irq_allow_moderation(l->irq), -EINVAL);
+	fake_free(l, true);
+}
+
+/*
+ * Root moderates a vector through /proc only where its driver allowed it;
+ * the allowance survives a delay of 0 and goes with the handler.
+ */
+static void root_needs_the_drivers_allowance(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+	struct irq_desc *desc = irq_to_desc(l->irq);
+
+	KUNIT_EXPECT_EQ(test, irq_moderation_user_set(l->irq, 100), -EPERM);
+	KUNIT_EXPECT_EQ(test, irq_moderation_user_set(l->irq, 0), -EPERM);
+	KUNIT_EXPECT_EQ(test, irq_moderation_user_set(l->irq, 10001), -EPERM);
+	/* the driver's own setting does not allow root either */
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, 200), 0);
+	KUNIT_EXPECT_EQ(test, irq_moderation_user_set(l->irq, 0), -EPERM);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 200);
+
+	KUNIT_ASSERT_EQ(test, irq_allow_moderation(l->irq), 0);
+	KUNIT_EXPECT_EQ(test, irq_moderation_user_set(l->irq, 100), 0);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 100);
+	KUNIT_EXPECT_EQ(test, irq_moderation_user_set(l->irq, 0), 0);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
+	KUNIT_EXPECT_FALSE(test, irqd_is_moderated(&desc->irq_data));
+	/* still allowed after 0, with bad values still rejected */
+	KUNIT_EXPECT_EQ(test, irq_moderation_user_set(l->irq, 10001), -ERANGE);
+	KUNIT_EXPECT_EQ(test, irq_moderation_user_set(l->irq, 50), 0);
+	KUNIT_EXPECT_TRUE(test, irqd_is_moderated(&desc->irq_data));
+
+	/* a new handler starts without the allowance */
 	free_irq(l->irq, l);
-	irq_set_msi_desc(l->irq, NULL);
-	fake_free(l, false);
-#else
-	kunit_skip(test, "no PCI MSI in this kernel");
-#endif
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(desc->moderation));
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
+	KUNIT_EXPECT_EQ(test, irq_moderation_user_set(l->irq, 100), -EPERM);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), 0);
+	fake_free(l, true);
+}
+
+/*
+ * The flow handler is checked when moderation is set: a vector given another
+ * flow handler afterwards (one that tests the same state bits, as
+ * handle_simple_irq() does on 7.3; on 6.12 no other flow handler tests
+ * them) is never held by it, and turning moderation off still works.
+ */
+static void other_flow_after_setting_never_holds(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, HOLD_US), 0);
+	irq_set_handler(l->irq, handle_simple_irq);
+	fake_raise(l);
+	fake_raise(l);
+	KUNIT_EXPECT_EQ(test, l->runs, 2);
+	KUNIT_EXPECT_EQ(test, irq_set_moderation(l->irq, 0), 0);
+	irq_set_handler(l->irq, handle_edge_irq);
+	fake_free(l, true);
 }
 
 struct free_ctx {
@@ -893,7 +955,9 @@ static struct kunit_case irq_moderation_cases[] = {
 	KUNIT_CASE(free_while_held),
 	KUNIT_CASE(dropped_with_the_handler_that_set_it),
 	KUNIT_CASE(update_only_from_the_expected_value),
-	KUNIT_CASE(maskless_pci_msi_is_refused),
+	KUNIT_CASE(chip_without_the_capability_is_refused),
+	KUNIT_CASE(root_needs_the_drivers_allowance),
+	KUNIT_CASE(other_flow_after_setting_never_holds),
 	KUNIT_CASE(state_outlives_a_concurrent_reader),
 	KUNIT_CASE(disable_enable_while_held),
 	KUNIT_CASE(turn_off_while_held),
@@ -909,4 +973,31 @@ static struct kunit_suite irq_moderation_suite = {
 	.test_cases = irq_moderation_cases,
 };
 
-kunit_test_suite(irq_moderation_suite);
+/*
+ * Booted with threadirqs (or PREEMPT_RT), request_irq() makes every handler
+ * without IRQF_NO_THREAD a thread, whose unmask moderation cannot own: the
+ * vector is refused, and the driver keeps one interrupt per completion.
+ */
+static void forced_thread_is_refused(struct kunit *test)
+{
+	struct fake_line *l;
+
+	if (!force_irqthreads())
+		kunit_skip(test, "handlers are not forced into threads");
+	l = fake_request(test, handle_edge_irq);
+	expect_rejected(test, l);
+	KUNIT_EXPECT_EQ(test, irq_allow_moderation(l->irq), -EINVAL);
+	fake_free(l, true);
+}
+
+static struct kunit_case irq_moderation_forced_threads_cases[] = {
+	KUNIT_CASE(forced_thread_is_refused),
+	{}
+};
+
+static struct kunit_suite irq_moderation_forced_threads_suite = {
+	.name = "irq_moderation_forced_threads",
+	.test_cases = irq_moderation_forced_threads_cases,
+};
+
+kunit_test_suites(&irq_moderation_suite, &irq_moderation_forced_threads_suite);

@@ -80,8 +80,8 @@ echo 2 > $dbg/total_inflight_io_threshold
 echo 2 > $dbg/avg_qd_threshold
 ev=/sys/kernel/tracing/events/nvme_pci/nvme_coalesce_decision
 for mode in off on; do
-	[ $mode = off ] && echo 1 > $dbg/disable_adaptive_interrupt_coalescing
-	[ $mode = on ] && echo 0 > $dbg/disable_adaptive_interrupt_coalescing
+	[ $mode = off ] && echo 0 > /sys/module/nvme/parameters/adaptive_coalescing
+	[ $mode = on ] && echo 1 > /sys/module/nvme/parameters/adaptive_coalescing
 	for qd in 1 32; do
 		[ -d $ev ] && echo > /sys/kernel/tracing/trace && echo 1 > $ev/enable
 		r=$("$here/fio-irq" --name=adapt --filename=$dev --rw=randread --bs=4k \

@@ -29,8 +29,6 @@
 
 unsigned int nvme_coal_adaptive = 1;
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_adaptive);
-unsigned int nvme_coal_disabled;
-EXPORT_SYMBOL_IF_KUNIT(nvme_coal_disabled);
 DEFINE_STATIC_KEY_TRUE(nvme_coal_on);
 
 /* the boot switch also switches the handler's accounting */
@@ -48,8 +46,9 @@ MODULE_PARM_DESC(adaptive_coalescing,
 		 "moderate busy I/O queues' interrupts adaptively (0-1, default 1)");
 
 /*
- * The thresholds, each a module parameter and a debugfs knob; a period
- * reads them all at once with nvme_coal_params().
+ * The policy's thresholds: tuning knobs in /sys/kernel/debug/nvme_pci/, not
+ * module parameters (no ABI).  A period reads them all at once with
+ * nvme_coal_params().
  */
 static struct nvme_coal_params nvme_coal_knobs = {
 	.period_ms = 50,
@@ -59,44 +58,34 @@ static struct nvme_coal_params nvme_coal_knobs = {
 	.max_delay_us = 1000,
 };
 
-NVME_PCI_KNOB(coalescing_period_ms, nvme_coal_knobs.period_ms, 10, 1000, NULL);
-MODULE_PARM_DESC(coalescing_period_ms,
-		 "sample period of adaptive coalescing, ms (10-1000, default 50)");
-NVME_PCI_KNOB(high_io_delta, nvme_coal_knobs.high_io_delta, 1, 100000000,
-	      NULL);
-MODULE_PARM_DESC(high_io_delta,
-		 "completions per period a controller needs to be moderated (1-100000000, default 10000)");
-NVME_PCI_KNOB(avg_qd_threshold, nvme_coal_knobs.avg_qd_threshold, 0, 65536,
-	      NULL);
-MODULE_PARM_DESC(avg_qd_threshold,
-		 "a queue this deep on average or less is never moderated (0-65536, default 8)");
-NVME_PCI_KNOB(total_inflight_io_threshold,
-	      nvme_coal_knobs.total_inflight_io_threshold, 0, 16777216, NULL);
-MODULE_PARM_DESC(total_inflight_io_threshold,
-		 "summed average depth of a controller's queues needed to moderate (0-16777216, default 32)");
-NVME_PCI_KNOB(coalescing_max_delay_us, nvme_coal_knobs.max_delay_us, 1,
-	      IRQ_MODERATION_MAX_US, NULL);
-MODULE_PARM_DESC(coalescing_max_delay_us,
-		 "longest delay adaptive coalescing sets, us (1-10000, default 1000)");
-
-/* debugfs only: its inverse, adaptive_coalescing, is the boot switch */
-static const struct nvme_pci_knob nvme_coal_disable_knob = {
-	.name = "disable_adaptive_interrupt_coalescing",
-	.val = &nvme_coal_disabled, .min = 0, .max = 1,
+static const struct nvme_pci_knob nvme_coal_tunables[] = {
+	{ .name = "coalescing_period_ms", .val = &nvme_coal_knobs.period_ms,
+	  .min = 10, .max = 1000 },
+	{ .name = "high_io_delta", .val = &nvme_coal_knobs.high_io_delta,
+	  .min = 1, .max = 100000000 },
+	{ .name = "avg_qd_threshold", .val = &nvme_coal_knobs.avg_qd_threshold,
+	  .min = 0, .max = 65536 },
+	{ .name = "total_inflight_io_threshold",
+	  .val = &nvme_coal_knobs.total_inflight_io_threshold,
+	  .min = 0, .max = 16777216 },
+	{ .name = "coalescing_max_delay_us", .val = &nvme_coal_knobs.max_delay_us,
+	  .min = 1, .max = IRQ_MODERATION_MAX_US },
 };
 
 /* Context: module init. */
 void nvme_coal_debugfs_init(void)
 {
-	nvme_pci_debugfs_knob(NULL, &nvme_coal_disable_knob);
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(nvme_coal_tunables); i++)
+		nvme_pci_debugfs_knob(NULL, &nvme_coal_tunables[i]);
 }
 
 VISIBLE_IF_KUNIT void nvme_coal_params(struct nvme_coal_params *p)
 {
 	/* each member is stored whole; a period may mix old and new ones */
 	*p = data_race(nvme_coal_knobs);
-	p->enabled = READ_ONCE(nvme_coal_adaptive) &&
-		     !READ_ONCE(nvme_coal_disabled);
+	p->enabled = READ_ONCE(nvme_coal_adaptive);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_params);
 

@@ -134,7 +134,6 @@ struct nvme_coal_queue {
 };
 
 extern unsigned int nvme_coal_adaptive;
-extern unsigned int nvme_coal_disabled;
 /* nvme.adaptive_coalescing is 1: the interrupt handler accounts its runs */
 DECLARE_STATIC_KEY_TRUE(nvme_coal_on);
 
@@ -190,8 +189,7 @@ static inline void nvme_coal_wake(struct nvme_coal_queue *q)
 	struct nvme_coal_ctrl *cc = READ_ONCE(q->cc);
 
 	/* nvme_coal_enabled() said nvme.adaptive_coalescing is on */
-	if (cc && unlikely(!test_bit(NVME_COAL_RUNNING, &cc->flags)) &&
-	    !READ_ONCE(nvme_coal_disabled))
+	if (cc && unlikely(!test_bit(NVME_COAL_RUNNING, &cc->flags)))
 		nvme_coal_kick(cc);
 }
 

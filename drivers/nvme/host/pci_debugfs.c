@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Knobs and debugfs of nvme-pci: every range-checked knob, as a module
- * parameter or a file in /sys/kernel/debug/nvme_pci/, is parsed and stored
- * here; the directory also holds the fault injection attributes, and one
- * directory per controller (nvme<N>) its counters.  Every knob rejects
+ * Knobs and debugfs of nvme-pci: every range-checked knob, a module
+ * parameter (what an operator sets at boot) or a tuning file in
+ * /sys/kernel/debug/nvme_pci/ (no ABI), is parsed and stored here; the
+ * directory also holds the fault injection attributes, and one directory
+ * per controller (nvme<N>) its counters.  Every knob rejects
  * malformed input with -EINVAL and values outside its range with -ERANGE,
  * keeping its value.
  */
@@ -132,20 +133,7 @@ struct dentry *nvme_pci_debugfs_ctrl(const char *name)
 /* Context: module init. */
 void nvme_pci_debugfs_init(void)
 {
-	const struct kernel_param *kp, *end;
-
 	nvme_pci_debugfs_root = debugfs_create_dir("nvme_pci", NULL);
-	/* every NVME_PCI_KNOB() is a file too: walk this module's parameters */
-#ifdef MODULE
-	kp = THIS_MODULE->kp;
-	end = kp + THIS_MODULE->num_kp;
-#else
-	kp = __start___param;
-	end = __stop___param;
-#endif
-	for (; kp < end; kp++)
-		if (kp->ops == &nvme_pci_knob_param_ops)
-			nvme_pci_debugfs_knob(NULL, kp->arg);
 	nvme_lost_irq_inject_debugfs(nvme_pci_debugfs_root);
 }
 

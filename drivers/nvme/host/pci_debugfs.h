@@ -13,6 +13,7 @@
 /**
  * struct nvme_pci_knob - an unsigned integer knob with a valid range
  * @name: its name: of the module parameter, or of the debugfs file
+ *	(nvme_pci_debugfs_knob())
  * @val: the value; read locklessly by its users
  * @min: smallest value accepted
  * @max: largest value accepted
@@ -30,10 +31,9 @@ struct nvme_pci_knob {
 extern const struct kernel_param_ops nvme_pci_knob_param_ops;
 
 /**
- * NVME_PCI_KNOB() - declare a range-checked knob of nvme-pci
- * @_name: the module parameter nvme.@_name, and the file
- *	/sys/kernel/debug/nvme_pci/@_name
- * @_var: the unsigned int both set
+ * NVME_PCI_KNOB() - declare a range-checked module parameter of nvme-pci
+ * @_name: the module parameter nvme.@_name
+ * @_var: the unsigned int it sets
  * @_min: smallest value accepted
  * @_max: largest value accepted; outside the range -ERANGE, value kept
  * @_changed: called after a change, or NULL

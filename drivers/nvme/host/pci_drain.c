@@ -64,8 +64,8 @@ static int drain_show(struct seq_file *m, void *unused)
 		u16 qid = nvme_pci_qid(nvmeq);
 
 		d = nvme_pci_drain(nvmeq);
-		seq_printf(m, "q%u.irq_runs: %llu\n", qid, READ_ONCE(st->irqs));
-		seq_printf(m, "q%u.irq_completions: %llu\n", qid,
+		seq_printf(m, "q%u.irq_runs: %u\n", qid, READ_ONCE(st->irqs));
+		seq_printf(m, "q%u.irq_completions: %u\n", qid,
 			   READ_ONCE(st->completions));
 		seq_printf(m, "q%u.fallbacks: %llu\n", qid, READ_ONCE(d->fallbacks));
 		seq_printf(m, "q%u.poll_runs: %llu\n", qid, READ_ONCE(d->poll_runs));

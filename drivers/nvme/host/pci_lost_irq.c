@@ -13,8 +13,12 @@
  * between, a work item reaps the queue with the vector disabled and under
  * cq_poll_lock, the way nvme_timeout() does, so no CQE is handled twice or
  * skipped.  An idle queue has no timer: the next submission arms it.
+ * Before it blames the interrupt path, the recovery asks the vector's CPU
+ * with an IPI whether it takes interrupts at all: one that runs with
+ * interrupts off holds its interrupts back, and none is lost.
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/irq.h>
 #include <linux/irqdomain.h>
 #include <linux/ktime.h>
@@ -119,6 +123,108 @@ nvme_lost_irq_check(struct nvme_lost_irq_watch *w,
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_check);
 
+/*
+ * How long the vector's CPU may take to run an IPI before it counts as
+ * taking no interrupts.  A CPU that takes interrupts runs one in
+ * microseconds; under TCG, 1 of 64 healthy vCPUs answered later than 1 ms,
+ * none later than 5 ms.
+ */
+#define LOST_IRQ_CPU_PROMPT_NS	(5 * NSEC_PER_MSEC)
+
+/* Context: hardirq, on the CPU asked. */
+static void lost_irq_probe_answer(void *info)
+{
+	struct nvme_lost_irq_probe *p = info;
+
+	WRITE_ONCE(p->answered_ns, ktime_get_ns());
+	/* the answer before the csd may be sent again */
+	smp_store_release(&p->in_flight, false);
+}
+
+/**
+ * nvme_lost_irq_probe_init() - set up a probe
+ * @p: the probe
+ *
+ * Context: any; @p not in use.
+ */
+void nvme_lost_irq_probe_init(struct nvme_lost_irq_probe *p)
+{
+	INIT_CSD(&p->csd, lost_irq_probe_answer, p);
+	p->in_flight = false;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_probe_init);
+
+/**
+ * nvme_lost_irq_probe_sync() - wait until a probe sent is answered
+ * @p: the probe
+ *
+ * A CPU going offline runs what was sent to it first, so this ends.
+ * Context: process; may sleep.
+ */
+void nvme_lost_irq_probe_sync(struct nvme_lost_irq_probe *p)
+{
+	/* pairs with lost_irq_probe_answer(): the answer is in */
+	while (smp_load_acquire(&p->in_flight))
+		usleep_range(100, 200);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_probe_sync);
+
+/**
+ * nvme_lost_irq_probe_cpu_responds() - does a CPU take interrupts now?
+ * @p: the probe, not used concurrently
+ * @cpu: the CPU to ask
+ * @prompt_ns: how long it may take to answer
+ *
+ * Context: process; sleeps up to @prompt_ns.
+ *
+ * Return: true if @cpu ran the IPI within @prompt_ns, or cannot be asked
+ * (offline: nothing to blame on it); false if it did not, or has not
+ * answered the previous probe yet.
+ */
+bool nvme_lost_irq_probe_cpu_responds(struct nvme_lost_irq_probe *p, int cpu,
+				      u64 prompt_ns)
+{
+	u64 deadline, answered;
+
+	/* pairs with lost_irq_probe_answer(): the csd is free again */
+	if (smp_load_acquire(&p->in_flight))
+		return false;
+	WRITE_ONCE(p->answered_ns, 0);
+	p->sent_ns = ktime_get_ns();
+	deadline = p->sent_ns + prompt_ns;
+	WRITE_ONCE(p->in_flight, true);
+	if (smp_call_function_single_async(cpu, &p->csd)) {
+		WRITE_ONCE(p->in_flight, false);
+		return true;
+	}
+	while (!READ_ONCE(p->answered_ns) && ktime_get_ns() < deadline)
+		usleep_range(100, 200);
+	answered = READ_ONCE(p->answered_ns);
+	return answered && answered <= deadline;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_probe_cpu_responds);
+
+/*
+ * Did the completions just reaped wait for their CPU rather than for a lost
+ * interrupt?  Asked after the reap, so that the question adds nothing to
+ * their wait: the vector's CPU does not run an IPI in time.  A CPU that
+ * turned interrupts back on just before answers, and is not blamed; its
+ * held-back interrupt usually reaps the queue before this work does.
+ * Context: the recovery work.
+ */
+static bool lost_irq_cpu_blocked(struct nvme_lost_irq *li, int *cpu)
+{
+	struct irq_data *d = irq_get_irq_data(nvme_pci_irq(li->nvmeq));
+	const struct cpumask *m;
+
+	m = d ? irq_data_get_effective_affinity_mask(d) : NULL;
+	*cpu = m ? cpumask_first(m) : nr_cpu_ids;
+	if (*cpu >= nr_cpu_ids)
+		return false;
+	return !nvme_lost_irq_probe_cpu_responds(&li->probe, *cpu,
+						 LOST_IRQ_CPU_PROMPT_NS);
+}
+
 static u64 lost_irq_period_ns(void)
 {
 	return (u64)READ_ONCE(nvme_lost_irq_poll_ms) * NSEC_PER_MSEC;
@@ -135,7 +241,8 @@ void nvme_lost_irq_start_timer(struct nvme_lost_irq *li)
 
 	lockdep_assert_held(nvme_pci_sq_lock(li->nvmeq));
 	hrtimer_start_range_ns(&li->timer, ns_to_ktime(period_ns),
-			       LOST_IRQ_SLACK(period_ns), HRTIMER_MODE_REL_HARD);
+			       LOST_IRQ_SLACK(period_ns),
+			       HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 /*
@@ -193,7 +300,8 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	 * which a check riding another interrupt has not reached yet.
 	 */
 	hrtimer_start_range_ns(timer, ns_to_ktime(s.now_ns + s.period_ns),
-			       LOST_IRQ_SLACK(s.period_ns), HRTIMER_MODE_ABS_HARD);
+			       LOST_IRQ_SLACK(s.period_ns),
+			       HRTIMER_MODE_ABS_PINNED_HARD);
 	return HRTIMER_NORESTART;
 }
 
@@ -229,13 +337,15 @@ static void lost_irq_work_fn(struct work_struct *work)
 {
 	struct nvme_lost_irq *li = container_of(work, struct nvme_lost_irq, work);
 	u64 stall_ns = li->stall_ns;
-	int reaped;
+	bool blocked;
+	int reaped, cpu;
 
 	if (!READ_ONCE(li->active))
 		return;
 	reaped = nvme_poll_irqdisable(li->nvmeq);
 	if (reaped <= 0)
 		return;		/* the handler got there first */
+	blocked = lost_irq_cpu_blocked(li, &cpu);
 
 	WRITE_ONCE(li->recoveries, li->recoveries + 1);
 	WRITE_ONCE(li->reaped, li->reaped + reaped);
@@ -243,8 +353,17 @@ static void lost_irq_work_fn(struct work_struct *work)
 		WRITE_ONCE(li->max_stall_ns, stall_ns);
 	trace_nvme_lost_irq_recovered(dev_name(li->ctrl->dev),
 				      nvme_pci_qid(li->nvmeq), reaped,
-				      div_u64(stall_ns, NSEC_PER_USEC));
-	lost_irq_report(li);
+				      div_u64(stall_ns, NSEC_PER_USEC), blocked);
+	if (!blocked) {
+		lost_irq_report(li);
+		return;
+	}
+	WRITE_ONCE(li->cpu_blocked, li->cpu_blocked + 1);
+	if (__ratelimit(&li->ctrl->rs_blocked))
+		dev_info(li->ctrl->dev,
+			 "CPU %d took no interrupt for %llu ms: queue %u's completions recovered by polling; no interrupt was lost\n",
+			 cpu, div_u64(stall_ns, NSEC_PER_MSEC),
+			 nvme_pci_qid(li->nvmeq));
 }
 
 /**
@@ -270,8 +389,14 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li,
 	d = irq_get_irq_data(nvme_pci_irq(nvmeq));
 	li->level = d && irqd_is_level_type(d);
 	memset(&li->watch, 0, sizeof(li->watch));
+	/*
+	 * Pinned to the CPU that armed it: an unpinned one may move to the
+	 * vector's CPU, and if that one takes no interrupts, neither the
+	 * interrupt nor the check comes.
+	 */
 	hrtimer_setup(&li->timer, lost_irq_timer_fn, CLOCK_MONOTONIC,
-		      HRTIMER_MODE_REL_HARD);
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	nvme_lost_irq_probe_init(&li->probe);
 	INIT_WORK(&li->work, lost_irq_work_fn);
 	li->nvmeq = nvmeq;
 
@@ -300,6 +425,7 @@ void nvme_lost_irq_stop(struct nvme_lost_irq *li)
 	spin_unlock(nvme_pci_sq_lock(li->nvmeq));
 	hrtimer_cancel(&li->timer);
 	cancel_work_sync(&li->work);
+	nvme_lost_irq_probe_sync(&li->probe);
 }
 
 /* Context: process; the queues outlive the file (removed before them). */
@@ -307,7 +433,7 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 {
 	struct nvme_lost_irq_ctrl *lc = m->private;
 	u64 checks = 0, delayed = 0, late = 0, recoveries = 0, reaped = 0;
-	u64 max_stall = 0;
+	u64 max_stall = 0, blocked = 0;
 	struct nvme_queue *nvmeq;
 	struct nvme_lost_irq *li;
 	unsigned int i;
@@ -320,6 +446,7 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 		recoveries += READ_ONCE(li->recoveries);
 		reaped += READ_ONCE(li->reaped);
 		max_stall = max(max_stall, READ_ONCE(li->max_stall_ns));
+		blocked += READ_ONCE(li->cpu_blocked);
 	}
 	seq_printf(m, "poll_ms: %u\n", READ_ONCE(nvme_lost_irq_poll_ms));
 	seq_printf(m, "checks: %llu\n", checks);
@@ -328,6 +455,7 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	seq_printf(m, "recoveries: %llu\n", recoveries);
 	seq_printf(m, "completions_recovered: %llu\n", reaped);
 	seq_printf(m, "max_stall_us: %llu\n", div_u64(max_stall, NSEC_PER_USEC));
+	seq_printf(m, "cpu_blocked: %llu\n", blocked);
 	seq_printf(m, "warned: %d\n",
 		   test_bit(NVME_PCI_WARN_LOST_IRQ, lc->warned));
 	for (i = 0; (nvmeq = nvme_pci_next_queue(lc->ndev, &i)); ) {
@@ -343,6 +471,8 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 			   READ_ONCE(li->reaped));
 		seq_printf(m, "q%u.max_stall_us: %llu\n", qid,
 			   div_u64(READ_ONCE(li->max_stall_ns), NSEC_PER_USEC));
+		seq_printf(m, "q%u.cpu_blocked: %llu\n", qid,
+			   READ_ONCE(li->cpu_blocked));
 	}
 	return 0;
 }
@@ -366,6 +496,7 @@ void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc,
 	lc->dev = dev;
 	lc->warned = warned;
 	ratelimit_state_init(&lc->rs, 60 * HZ, 1);
+	ratelimit_state_init(&lc->rs_blocked, 60 * HZ, 1);
 	/* removed with the controller's directory */
 	debugfs_create_file("lost_irq", 0400, parent, lc, &lost_irq_fops);
 }

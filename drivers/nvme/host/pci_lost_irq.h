@@ -16,6 +16,7 @@
 #include <linux/hrtimer.h>
 #include <linux/jump_label.h>
 #include <linux/ratelimit.h>
+#include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -87,6 +88,26 @@ struct nvme_lost_irq_ctrl {
 	struct device *dev;
 	unsigned long *warned;
 	struct ratelimit_state rs;
+	struct ratelimit_state rs_blocked;
+};
+
+/**
+ * struct nvme_lost_irq_probe - asks a CPU whether it takes interrupts
+ * @csd: the function call (an IPI) that asks
+ * @sent_ns: when the last one was sent
+ * @answered_ns: when the CPU ran it; 0 until then
+ * @in_flight: sent and not run yet: @csd may not be sent again
+ *
+ * A completion whose interrupt does not come may have a CPU behind it that
+ * runs with interrupts off (a long critical section, a stopped vCPU): its
+ * interrupt is late, not lost.  The recovery asks the vector's CPU with an
+ * IPI before it blames the interrupt path.
+ */
+struct nvme_lost_irq_probe {
+	call_single_data_t csd;
+	u64 sent_ns;
+	u64 answered_ns;
+	bool in_flight;
 };
 
 /**
@@ -108,6 +129,9 @@ struct nvme_lost_irq_ctrl {
  * @recoveries: recoveries that reaped at least one completion
  * @reaped: completions reaped by recoveries
  * @max_stall_ns: longest wait of a recovered completion
+ * @probe: asks the vector's CPU whether it takes interrupts
+ * @cpu_blocked: recoveries whose completion waited for a CPU that took no
+ *	interrupt: no interrupt was lost
  */
 struct nvme_lost_irq {
 	struct hrtimer timer;
@@ -126,6 +150,8 @@ struct nvme_lost_irq {
 	u64 recoveries;
 	u64 reaped;
 	u64 max_stall_ns;
+	struct nvme_lost_irq_probe probe;
+	u64 cpu_blocked;
 };
 
 extern unsigned int nvme_lost_irq_poll_ms;
@@ -133,6 +159,11 @@ extern unsigned int nvme_lost_irq_poll_ms;
 DECLARE_STATIC_KEY_TRUE(nvme_lost_irq_on);
 
 int nvme_lost_irq_init(void);
+
+void nvme_lost_irq_probe_init(struct nvme_lost_irq_probe *p);
+void nvme_lost_irq_probe_sync(struct nvme_lost_irq_probe *p);
+bool nvme_lost_irq_probe_cpu_responds(struct nvme_lost_irq_probe *p, int cpu,
+				      u64 prompt_ns);
 void nvme_lost_irq_exit(void);
 void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc,
 			     struct nvme_dev *ndev, struct device *dev,

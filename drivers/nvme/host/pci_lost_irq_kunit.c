@@ -2,9 +2,16 @@
 /*
  * KUnit tests for the decision of the nvme-pci lost interrupt poller: given
  * successive samples of a completion queue, when is a completion stuck?
+ * And of the probe that tells a CPU with interrupts off from a lost one.
  */
 #include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
 #include <linux/string.h>
 #include <linux/time64.h>
 
@@ -209,6 +216,70 @@ static void late_check_does_not_judge(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_lost_irq_check(&w, &s, 0), V_LATE);
 }
 
+struct irqs_off {
+	struct completion off;
+	unsigned int ms;
+};
+
+/* Keep a CPU from taking interrupts for a while, as a long critical section. */
+static int irqs_off_fn(void *data)
+{
+	struct irqs_off *o = data;
+
+	local_irq_disable();
+	complete(&o->off);
+	mdelay(o->ms);
+	local_irq_enable();
+	/* kthread_stop() waits for this, so the module outlives the thread */
+	set_current_state(TASK_INTERRUPTIBLE);
+	while (!kthread_should_stop()) {
+		schedule();
+		set_current_state(TASK_INTERRUPTIBLE);
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/*
+ * The recovery asks the vector's CPU before it blames the interrupt path: a
+ * CPU with interrupts off does not answer in time, and is not asked again
+ * before it answered; one that takes interrupts answers.
+ */
+static void probe_tells_a_cpu_with_interrupts_off(struct kunit *test)
+{
+	struct nvme_lost_irq_probe *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	struct irqs_off o = { .ms = 40 };
+	struct task_struct *t;
+	int here, other;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	nvme_lost_irq_probe_init(p);
+	/* the case's thread stays off the CPU it blocks */
+	here = raw_smp_processor_id();
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(here)), 0);
+	other = cpumask_any_but(cpu_online_mask, here);
+	if (other >= nr_cpu_ids)
+		kunit_skip(test, "needs two online CPUs");
+	KUNIT_EXPECT_TRUE(test, nvme_lost_irq_probe_cpu_responds(p, other, MS(5)));
+
+	init_completion(&o.off);
+	t = kthread_create(irqs_off_fn, &o, "nvme-probe-test");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	get_task_struct(t);
+	kthread_bind(t, other);
+	wake_up_process(t);
+	wait_for_completion(&o.off);
+	KUNIT_EXPECT_FALSE(test, nvme_lost_irq_probe_cpu_responds(p, other, MS(5)));
+	/* still unanswered: not sent again, still blocked */
+	KUNIT_EXPECT_FALSE(test, nvme_lost_irq_probe_cpu_responds(p, other, MS(5)));
+	nvme_lost_irq_probe_sync(p);
+	KUNIT_EXPECT_GE(test, p->answered_ns - p->sent_ns, MS(5));
+	KUNIT_EXPECT_TRUE(test, nvme_lost_irq_probe_cpu_responds(p, other, MS(5)));
+	nvme_lost_irq_probe_sync(p);
+	kthread_stop(t);
+	put_task_struct(t);
+}
+
 static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE(idle_queue_stops_checking),
 	KUNIT_CASE_PARAM(sequence_verdicts, cq_sequence_gen_params),
@@ -217,6 +288,7 @@ static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE(recovery_resets_the_watch),
 	KUNIT_CASE(clock_not_advancing_is_not_stuck),
 	KUNIT_CASE(late_check_does_not_judge),
+	KUNIT_CASE(probe_tells_a_cpu_with_interrupts_off),
 	{}
 };
 

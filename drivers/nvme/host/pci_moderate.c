@@ -4,9 +4,10 @@
  *
  * nvme.irq_moderation_us gives every I/O queue vector a quiet time after
  * each run of its handler (see Documentation/core-api/irq/irq-moderation.rst):
- * completions that come in it are reaped together when it ends.  The admin
- * queue is never moderated.  The bounded drain keeps the bigger batches out
- * of hardirq context.
+ * completions that come in it are reaped together when it ends.  Root may
+ * set another through /proc/irq/<N>/moderation_us, which genirq allows only
+ * on the I/O queue vectors.  The admin queue is never moderated.  The
+ * bounded drain keeps the bigger batches out of hardirq context.
  */
 #include <linux/irq_moderation.h>
 #include <linux/moduleparam.h>
@@ -22,7 +23,7 @@ MODULE_PARM_DESC(irq_moderation_us,
 		 "quiet time after each interrupt of an I/O queue, in us, applied when the queue's vector is set up (0-10000, 0 = off, default 0)");
 
 /**
- * nvme_pci_moderate() - apply nvme.irq_moderation_us to a queue's vector
+ * nvme_pci_moderate() - let root moderate a queue's vector, apply our own delay
  * @dev: the controller, for the message
  * @irq: the vector, just requested
  * @qid: queue id; 0, the admin queue, is left alone
@@ -40,10 +41,13 @@ void nvme_pci_moderate(struct device *dev, int irq, u16 qid,
 	unsigned int us = READ_ONCE(nvme_irq_moderation_us);
 	int ret;
 
-	if (!qid || !us)
+	if (!qid)
 		return;
-	ret = irq_set_moderation(irq, us);
-	if (ret && nvme_pci_warn_once(warned, NVME_PCI_WARN_MODERATION))
+	/* its handler reaps what completed by the time it runs: root may tune it */
+	ret = irq_allow_moderation(irq);
+	if (!ret && us)
+		ret = irq_set_moderation(irq, us);
+	if (ret && us && nvme_pci_warn_once(warned, NVME_PCI_WARN_MODERATION))
 		dev_info(dev, "irq_moderation_us=%u not applied (irq %d: %pe): completions are signalled at once\n",
 			 us, irq, ERR_PTR(ret));
 }

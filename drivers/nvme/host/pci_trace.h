@@ -14,23 +14,27 @@
 
 /*
  * A check found a completion posted with no interrupt serviced and the
- * poller reaped the queue: how many completions, and how long the first
- * had waited at least.
+ * poller reaped the queue: how many completions, how long the first had
+ * waited at least, and whether the vector's CPU took no interrupt (then
+ * none was lost).
  */
 TRACE_EVENT(nvme_lost_irq_recovered,
-	    TP_PROTO(const char *ctrl, u16 qid, int reaped, u64 stall_us),
-	    TP_ARGS(ctrl, qid, reaped, stall_us),
+	    TP_PROTO(const char *ctrl, u16 qid, int reaped, u64 stall_us,
+		     bool cpu_blocked),
+	    TP_ARGS(ctrl, qid, reaped, stall_us, cpu_blocked),
 	    TP_STRUCT__entry(__string(ctrl, ctrl)
 			     __field(u16, qid)
 			     __field(int, reaped)
-			     __field(u64, stall_us)),
+			     __field(u64, stall_us)
+			     __field(bool, cpu_blocked)),
 	    TP_fast_assign(__assign_str(ctrl);
 			   __entry->qid = qid;
 			   __entry->reaped = reaped;
-			   __entry->stall_us = stall_us;),
-	    TP_printk("%s qid=%u reaped=%d stall_us=%llu",
+			   __entry->stall_us = stall_us;
+			   __entry->cpu_blocked = cpu_blocked;),
+	    TP_printk("%s qid=%u reaped=%d stall_us=%llu cpu_blocked=%d",
 		      __get_str(ctrl), __entry->qid, __entry->reaped,
-		      __entry->stall_us)
+		      __entry->stall_us, __entry->cpu_blocked)
 );
 
 /* A check found a completion waiting, but ran @gap_us after the last one. */

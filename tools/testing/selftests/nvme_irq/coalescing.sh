@@ -5,7 +5,7 @@
 # to what QEMU under TCG can reach: fio randread at QD1 leaves every queue
 # unmoderated; at QD32 over every drive the busy queues are moderated
 # (state file and tracepoint), verify is clean, and the interrupts per
-# completed I/O fall against disable_adaptive_interrupt_coalescing=1 in the
+# completed I/O fall against nvme.adaptive_coalescing=0 (written at run time) in the
 # same boot (handler runs under genirq moderation, the device's messages,
 # read through scripts/vm's QMP channel, when the controller coalesces);
 # once the load stops the queues are released.  A controller that lets
@@ -26,11 +26,13 @@ DIR=$(dirname "$0")
 
 WORK=${TMPDIR:-/tmp}/nvme_irq_coalescing
 DBG=/sys/kernel/debug/nvme_pci
+# the feature's one switch: a module parameter, writable at run time
+SWITCH=/sys/module/nvme/parameters/adaptive_coalescing
 EV=/sys/kernel/tracing/events/nvme_pci/nvme_coalesce_decision
 TRACE=/sys/kernel/tracing/trace
 
 ALL_TESTS="
-	disable_rejects disable_erange disable_keeps
+	switch_rejects switch_erange switch_keeps
 	period_rejects period_erange period_keeps
 	delta_rejects delta_erange delta_keeps
 	avg_qd_rejects avg_qd_erange avg_qd_keeps
@@ -147,7 +149,7 @@ runs_per_io() {
 # thresholds alone tell the QD1 load from the QD32 one; data written first
 # so that every read verifies, decisions traced
 low_thresholds() {
-	echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
+	echo 1 > "$SWITCH"
 	echo 50 > "$DBG/coalescing_period_ms"
 	echo 1 > "$DBG/high_io_delta"
 	echo 1 > "$DBG/avg_qd_threshold"
@@ -279,9 +281,19 @@ device_agrees() {
 # Every knob rejects bad values, keeping its value
 declare -A KNOB_BAD_OK KNOB_ERR KNOB_OLD
 
-knob_run() {	# knob_run KNOB LOW HIGH: LOW empty when 0 is valid
-	local knob=$1 low=$2 high=$3 f=$DBG/$1 bad ok=1
+# a tuning knob in debugfs, or the switch among the module parameters
+knob_file() {
+	if [ -e "$DBG/$1" ]; then
+		echo "$DBG/$1"
+	else
+		echo "/sys/module/nvme/parameters/$1"
+	fi
+}
 
+knob_run() {	# knob_run KNOB LOW HIGH: LOW empty when 0 is valid
+	local knob=$1 low=$2 high=$3 f bad ok=1
+
+	f=$(knob_file "$1")
 	KNOB_OLD[$knob]=$(cat "$f")
 	for bad in -1 abc "$low" "$high"; do
 		[ -z "$bad" ] && continue
@@ -311,18 +323,19 @@ knob_erange() {
 
 knob_keeps() {
 	once "$1" knob_run "$@"
-	ktap_test_result "$1 keeps ${KNOB_OLD[$1]}" [ "$(cat "$DBG/$1")" = "${KNOB_OLD[$1]}" ]
+	ktap_test_result "$1 keeps ${KNOB_OLD[$1]}" \
+		[ "$(cat "$(knob_file "$1")")" = "${KNOB_OLD[$1]}" ]
 }
 
-DISABLE="disable_adaptive_interrupt_coalescing '' 2"
+SWITCHK="adaptive_coalescing '' 2"
 PERIOD="coalescing_period_ms 9 1001"
 DELTA="high_io_delta 0 100000001"
 AVG_QD="avg_qd_threshold '' 65537"
 INFLIGHT="total_inflight_io_threshold '' 16777217"
 MAX_DELAY="coalescing_max_delay_us 0 10001"
-disable_rejects() { eval knob_rejects "$DISABLE"; }
-disable_erange() { eval knob_erange "$DISABLE"; }
-disable_keeps() { eval knob_keeps "$DISABLE"; }
+switch_rejects() { eval knob_rejects "$SWITCHK"; }
+switch_erange() { eval knob_erange "$SWITCHK"; }
+switch_keeps() { eval knob_keeps "$SWITCHK"; }
 period_rejects() { eval knob_rejects "$PERIOD"; }
 period_erange() { eval knob_erange "$PERIOD"; }
 period_keeps() { eval knob_keeps "$PERIOD"; }
@@ -372,10 +385,10 @@ pin="--cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split"
 # adaptive off: the reference
 off_run() {
 	once low low_thresholds
-	echo 1 > "$DBG/disable_adaptive_interrupt_coalescing"
+	echo 0 > "$SWITCH"
 	runs_per_io off --iodepth=32 --time_based --runtime=4 $pin
 	off_fio=$?
-	echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
+	echo 1 > "$SWITCH"
 }
 
 off_fio_clean() {
@@ -388,7 +401,7 @@ on_run() {
 	local m0
 
 	once low low_thresholds
-	echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
+	echo 1 > "$SWITCH"
 	echo > "$TRACE"
 	m0=$(moderated_ms)
 	runs_per_io on --iodepth=32 --time_based --runtime=4 $pin
@@ -748,7 +761,7 @@ disabled_under_load() {
 		$fio_opts $(fio_all_drives) > /dev/null &
 	pid=$!
 	sleep 1.5
-	echo 1 > "$DBG/disable_adaptive_interrupt_coalescing"
+	echo 0 > "$SWITCH"
 	sleep 0.3
 	all_queues off
 	released=$?
@@ -757,7 +770,7 @@ disabled_under_load() {
 		device_at_rest
 		released=$?
 	fi
-	echo 0 > "$DBG/disable_adaptive_interrupt_coalescing"
+	echo 1 > "$SWITCH"
 	ktap_test_result "disabled under load: every queue released" [ $released = 0 ]
 }
 
@@ -765,7 +778,7 @@ ktap_print_header
 mark_dmesg
 require_root
 require_test_devs
-if [ ! -e "$DBG/disable_adaptive_interrupt_coalescing" ]; then
+if [ ! -e "$SWITCH" ] || [ ! -e "$DBG/high_io_delta" ]; then
 	ktap_skip_all "needs debugfs and adaptive coalescing in nvme-pci"
 	exit "$KSFT_SKIP"
 fi

@@ -12,9 +12,8 @@
 # nothing was tested.  At a 1 ms period a completion is judged after 1 to
 # 2.5 ms on time, about what TCG may take to deliver a message to the
 # other vCPU after QEMU resumes: one run in three recovered one completion
-# there, which says more of the emulator than of the stall handling (the
-# poller judges lateness by its own timer alone, not by whether the
-# vector's CPU could take the interrupt).
+# there, which says more of the emulator than of the stall handling.  A
+# stall of the vector's CPU alone is cpu_stall.sh's.
 
 DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
