@@ -65,6 +65,31 @@ static struct irq_moderation *irq_moderation_locked(struct irq_desc *desc)
 					 lockdep_is_held(&desc->lock));
 }
 
+/* desc->request_mutex held: no setting changes under the caller */
+static struct irq_moderation *irq_moderation_requested(struct irq_desc *desc)
+{
+	return rcu_dereference_protected(desc->moderation,
+					 lockdep_is_held(&desc->request_mutex));
+}
+
+/*
+ * The entry of every call that looks at or changes a setting: @irq's
+ * descriptor with its request_mutex held, or an error pointer (-ENODEV
+ * while moderation is off, -EINVAL for no descriptor).  Process context.
+ */
+static struct irq_desc *irq_moderation_lock_desc(unsigned int irq)
+{
+	struct irq_desc *desc;
+
+	if (irq_moderation_off)
+		return ERR_PTR(-ENODEV);
+	desc = irq_to_desc(irq);
+	if (!desc)
+		return ERR_PTR(-EINVAL);
+	mutex_lock(&desc->request_mutex);
+	return desc;
+}
+
 /* IRQD_MODERATED is set, the vector has a handler and is enabled. */
 bool __irq_moderation_hold(struct irq_desc *desc)
 {
@@ -314,18 +339,14 @@ static void irq_moderation_stop(struct irq_desc *desc, struct irq_moderation *m)
 static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 				unsigned int delay_us, bool user)
 {
-	struct irq_desc *desc = irq_to_desc(irq);
+	struct irq_desc *desc = irq_moderation_lock_desc(irq);
 	struct irq_moderation *m;
 	u64 cur_us;
-	int ret;
+	int ret = 0;
 
-	if (!desc)
-		return -EINVAL;
-	if (irq_moderation_off)
-		return -ENODEV;
-	mutex_lock(&desc->request_mutex);
-	m = rcu_dereference_protected(desc->moderation,
-				      lockdep_is_held(&desc->request_mutex));
+	if (IS_ERR(desc))
+		return PTR_ERR(desc);
+	m = irq_moderation_requested(desc);
 	/* root moderates only the vectors their drivers allow */
 	if (user && !(m && m->allowed)) {
 		ret = -EPERM;
@@ -454,20 +475,16 @@ int irq_moderation_user_set(unsigned int irq, unsigned int delay_us)
  */
 int irq_allow_moderation(unsigned int irq)
 {
-	struct irq_desc *desc = irq_to_desc(irq);
+	struct irq_desc *desc = irq_moderation_lock_desc(irq);
 	struct irq_moderation *m;
 	int ret;
 
-	if (!desc)
-		return -EINVAL;
-	if (irq_moderation_off)
-		return -ENODEV;
-	mutex_lock(&desc->request_mutex);
+	if (IS_ERR(desc))
+		return PTR_ERR(desc);
 	ret = irq_moderation_check(desc);
 	if (ret)
 		goto out;
-	m = rcu_dereference_protected(desc->moderation,
-				      lockdep_is_held(&desc->request_mutex));
+	m = irq_moderation_requested(desc);
 	if (!m)
 		m = irq_moderation_alloc(desc);
 	if (m)
@@ -495,15 +512,11 @@ EXPORT_SYMBOL_GPL(irq_allow_moderation);
  */
 int irq_can_moderate(unsigned int irq)
 {
-	struct irq_desc *desc;
+	struct irq_desc *desc = irq_moderation_lock_desc(irq);
 	int ret;
 
-	if (irq_moderation_off)
-		return -ENODEV;
-	desc = irq_to_desc(irq);
-	if (!desc)
-		return -EINVAL;
-	mutex_lock(&desc->request_mutex);
+	if (IS_ERR(desc))
+		return PTR_ERR(desc);
 	ret = irq_moderation_check(desc);
 	mutex_unlock(&desc->request_mutex);
 	return ret;
@@ -545,8 +558,7 @@ void irq_moderation_free(struct irq_desc *desc, struct irqaction *action)
 {
 	struct irq_moderation *m;
 
-	m = rcu_dereference_protected(desc->moderation,
-				      lockdep_is_held(&desc->request_mutex));
+	m = irq_moderation_requested(desc);
 	if (m && (m->owner == action || !desc->action))
 		irq_moderation_drop(desc, m);
 }

@@ -205,11 +205,8 @@ bool nvme_lost_irq_probe_cpu_responds(struct nvme_lost_irq_probe *p, int cpu,
 EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_probe_cpu_responds);
 
 /*
- * Did the completions just reaped wait for their CPU rather than for a lost
- * interrupt?  Asked after the reap, so that the question adds nothing to
- * their wait: the vector's CPU does not run an IPI in time.  A CPU that
- * turned interrupts back on just before answers, and is not blamed; its
- * held-back interrupt usually reaps the queue before this work does.
+ * Do the stuck completions wait for their CPU rather than for a lost
+ * interrupt?  They do if the vector's CPU does not run an IPI in time.
  * Context: the recovery work.
  */
 static bool lost_irq_cpu_blocked(struct nvme_lost_irq *li, int *cpu)
@@ -342,10 +339,17 @@ static void lost_irq_work_fn(struct work_struct *work)
 
 	if (!READ_ONCE(li->active))
 		return;
+	/*
+	 * Ask before the reap: a CPU that turns interrupts back on while it
+	 * is asked runs the IPI, then at once the interrupt it held back,
+	 * which reaps the queue; asked after the reap, it would answer in
+	 * time and the interrupt would be blamed.  The question costs an
+	 * IPI's round trip, or the wait for a CPU that takes none.
+	 */
+	blocked = lost_irq_cpu_blocked(li, &cpu);
 	reaped = nvme_poll_irqdisable(li->nvmeq);
 	if (reaped <= 0)
 		return;		/* the handler got there first */
-	blocked = lost_irq_cpu_blocked(li, &cpu);
 
 	WRITE_ONCE(li->recoveries, li->recoveries + 1);
 	WRITE_ONCE(li->reaped, li->reaped + reaped);

@@ -6,7 +6,8 @@
 # 40 ms at a time, while fio submits to that queue from another CPU, whose
 # poller checks on time: completions wait, the recovery asks the stopped
 # CPU, gets no answer in time, reaps them, counts every such recovery in
-# cpu_blocked and logs no lost-interrupt warning.  Then the device drops
+# cpu_blocked and logs no lost-interrupt warning; a stall that ends while
+# the CPU is asked lets its held-back interrupt reap the queue first.  Then the device drops
 # every message of the queue, a real loss: its recoveries are not blamed
 # on the CPU (at most one in ten, a vCPU the host was slow to run), and the
 # warning names the queue.  Needs a queue that serves a CPU other than its
@@ -19,8 +20,10 @@ DIR=$(dirname "$0")
 DBG=/sys/kernel/debug/nvme_pci
 WORK=${TMPDIR:-/tmp}/nvme_irq_cpu_stall
 STALL_MS=40
-# stalls until three recoveries were seen, at most this many
-MAX_STALLS=12
+# stalls until this many recoveries were seen (each stall's end is a
+# chance to blame the interrupt wrongly), at most MAX_STALLS
+RECOVERIES=6
+MAX_STALLS=24
 
 ALL_TESTS="
 	stall_fio_clean
@@ -38,12 +41,7 @@ key() {		# key KEY: queue 1's KEY in the controller's lost_irq file
 }
 
 lose() {	# lose PPM: that fraction of queue 1's messages, 0 for none
-	local mask=$((1 << vec))
-
-	[ "$1" = 0 ] && mask=0
-	"$NVME_IRQ_QMP" set "$dev" x-lost-msix-ppm "$1" &&
-	"$NVME_IRQ_QMP" set "$dev" x-lost-msix-seed 1 &&
-	"$NVME_IRQ_QMP" set "$dev" x-lost-msix-vectors "$mask"
+	qmp_lose_msix "$dev" "$vec" "$1"
 }
 
 fio_sub() {	# fio_sub NAME SECONDS: QD4 verified I/O on queue 1 from $sub
@@ -53,7 +51,7 @@ fio_sub() {	# fio_sub NAME SECONDS: QD4 verified I/O on queue 1 from $sub
 		--cpus_allowed="$sub" > "$WORK/$1.out"
 }
 
-# Stop the vector's CPU until three recoveries were seen
+# Stop the vector's CPU until $RECOVERIES recoveries were seen
 stall_run() {
 	local r0 b0 pid
 
@@ -64,7 +62,7 @@ stall_run() {
 	pause 1
 	stalls=0
 	while [ "$stalls" -lt "$MAX_STALLS" ] &&
-	      [ $(($(key recoveries) - r0)) -lt 3 ]; do
+	      [ $(($(key recoveries) - r0)) -lt "$RECOVERIES" ]; do
 		"$NVME_IRQ_QMP" stall-vcpu "$vcpu" "$STALL_MS" && stalls=$((stalls + 1))
 		pause 0.3
 	done

@@ -422,3 +422,14 @@ rejects_keeps() {
 	done
 	return $ok
 }
+
+# qmp_lose_msix QOM-PATH VECTOR PPM: the emulated controller at QOM-PATH
+# ($NVME_IRQ_QMP dev) drops that fraction of VECTOR's messages; 0 for none
+qmp_lose_msix() {
+	local mask=$((1 << $2))
+
+	[ "$3" = 0 ] && mask=0
+	"$NVME_IRQ_QMP" set "$1" x-lost-msix-ppm "$3" &&
+	"$NVME_IRQ_QMP" set "$1" x-lost-msix-seed 1 &&
+	"$NVME_IRQ_QMP" set "$1" x-lost-msix-vectors "$mask"
+}

@@ -36,12 +36,7 @@ ALL_TESTS="
 declare -A LOST_OK LOST_DROPPED LOST_RECOVERED LOST_TIMEOUTS LOST_WORST LOST_BLOCKED
 
 lose() {	# lose PPM: that fraction of queue 1's messages, 0 for none
-	local mask=$((1 << vec))
-
-	[ "$1" = 0 ] && mask=0
-	"$NVME_IRQ_QMP" set "$dev" x-lost-msix-ppm "$1" &&
-	"$NVME_IRQ_QMP" set "$dev" x-lost-msix-seed 1 &&
-	"$NVME_IRQ_QMP" set "$dev" x-lost-msix-vectors "$mask"
+	qmp_lose_msix "$dev" "$vec" "$1"
 }
 cleanup() {
 	lose 0 > /dev/null 2>&1
