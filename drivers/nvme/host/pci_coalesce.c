@@ -230,6 +230,81 @@ static void nvme_coal_set_sw(struct nvme_coal_ctrl *cc,
 			 irq, ERR_PTR(q->refused));
 }
 
+/* The Aggregation Time of a Feature 08h value, in us. */
+static u32 nvme_coal_feat_time_us(u32 dw11)
+{
+	return dw11 == NVME_COAL_DW11_UNKNOWN ? 0 : ((dw11 >> 8) & 0xff) * 100;
+}
+
+/*
+ * Did the controller alone moderate @q through the period that just ended?
+ * Its 08h is on (the commands of the previous period were answered before
+ * this one began), the vector is not exempt, and genirq was released.
+ * Context: work, lock, before this period's decisions.
+ */
+static bool nvme_coal_device_carried(struct nvme_coal_ctrl *cc,
+				     struct nvme_coal_queue *q)
+{
+	u32 dw11 = cc->feat_dw11;
+
+	/* an Aggregation Threshold of 0 signals every entry: nothing to see */
+	return cc->feat == NVME_COAL_FEAT_ACCEPTED && !cc->carrying &&
+	       dw11 && dw11 != NVME_COAL_DW11_UNKNOWN && (dw11 & 0xff) &&
+	       nvme_coal_engaged(&q->pol) && !q->exempt && !q->applied_us &&
+	       nvme_coal_vector(q);
+}
+
+/*
+ * Accepted is not applied: some controllers take Feature 08h and go on
+ * signalling every completion, and the moderated queues would then get
+ * neither the controller's coalescing nor genirq's.  Judge 08h by its
+ * effect on the handler runs per completion of a queue it carried, against
+ * the queue's last period that nothing moderated; one period that shows it
+ * settles the question until the controller is reset.  Context: work,
+ * lock, before this period's decisions.
+ */
+static void nvme_coal_check_08h(struct nvme_coal_ctrl *cc,
+				struct nvme_coal_queue *q)
+{
+	const struct nvme_coal_load *l = &q->load;
+	u32 rpc, dw11 = cc->feat_dw11;
+	u64 expect, us;
+
+	if (l->completions < NVME_COAL_CHECK_MIN)
+		return;
+	rpc = div_u64((u64)l->runs * 1024, l->completions);
+	if (!nvme_coal_engaged(&q->pol) && !q->applied_us &&
+	    (q->exempt || !dw11)) {
+		q->base_rpc = rpc;
+		return;
+	}
+	if (cc->feat_works || !q->base_rpc || !nvme_coal_device_carried(cc, q))
+		return;
+	/*
+	 * What one message should gather: the Aggregation Threshold, or what
+	 * the queue completes within the Aggregation Time.  The runs tell
+	 * only if that is a third more than a run found without 08h (the
+	 * handler reaps what piled up, and the local APIC merges messages).
+	 */
+	us = max_t(u64, div_u64(l->elapsed_ns, NSEC_PER_USEC), 1);
+	expect = min_t(u64, (dw11 & 0xff) + 1,
+		       div64_u64((u64)l->completions * nvme_coal_feat_time_us(dw11), us));
+	if (expect * q->base_rpc * 3 < 4 * 1024)
+		return;
+	if ((u64)rpc * 4 <= (u64)q->base_rpc * 3) {
+		cc->feat_works = true;
+		cc->feat_misses = 0;
+		return;
+	}
+	if (++cc->feat_misses < NVME_COAL_CHECK_PERIODS)
+		return;
+	/* nvme_coal_device_target() switches it off, genirq takes over */
+	cc->feat = NVME_COAL_FEAT_IGNORED;
+	dev_info(cc->ctrl->device,
+		 "interrupt coalescing: Feature 08h %#x accepted but not applied (queue %u: %u handler runs per 1024 completions, %u unmoderated): using genirq moderation\n",
+		 dw11, nvme_coal_qid(q), rpc, q->base_rpc);
+}
+
 static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
 				   struct nvme_coal_queue *q,
 				   const struct nvme_coal_params *p,
@@ -260,7 +335,8 @@ static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 	u32 delay = 0, batch = 0;
 	unsigned int qid;
 
-	if (cc->feat == NVME_COAL_FEAT_REFUSED)
+	if (cc->feat == NVME_COAL_FEAT_REFUSED ||
+	    cc->feat == NVME_COAL_FEAT_IGNORED)
 		return 0;
 	/*
 	 * One value for the controller: the longest delay bounds every
@@ -291,12 +367,6 @@ struct nvme_coal_cmd {
 	struct nvme_coal_queue *q;
 	bool exempt;
 };
-
-/* The Aggregation Time of a Feature 08h value, in us. */
-static u32 nvme_coal_feat_time_us(u32 dw11)
-{
-	return dw11 == NVME_COAL_DW11_UNKNOWN ? 0 : ((dw11 >> 8) & 0xff) * 100;
-}
 
 /* Context: work, lock. */
 static bool nvme_coal_need_08h(struct nvme_coal_ctrl *cc, u32 dw11)
@@ -539,9 +609,13 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc,
 
 	for (i = 0; i < n && fresh; i++) {
 		mutex_lock(&cc->lock);
-		/* built before a reset, or the controller is not there now */
+		/*
+		 * Built before a reset, or the controller is not there now,
+		 * or it is being put into a low power state (suspend).
+		 */
 		if (cmds[i].gen != cc->gen ||
-		    nvme_ctrl_state(cc->ctrl) != NVME_CTRL_LIVE) {
+		    nvme_ctrl_state(cc->ctrl) != NVME_CTRL_LIVE ||
+		    test_bit(NVME_COAL_SUSPENDED, &cc->flags)) {
 			mutex_unlock(&cc->lock);
 			return;
 		}
@@ -595,6 +669,7 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 			trace_nvme_coalesce_sample(cc->ctrl->instance, nvme_coal_qid(q),
 						   &q->load, nvme_coal_engaged(&q->pol),
 						   q->pol.delay_us);
+			nvme_coal_check_08h(cc, q);
 			nvme_coal_decide_queue(cc, q, &p, &total);
 		}
 		/* switched off: keep going only until every queue is released */
@@ -615,7 +690,9 @@ static void nvme_coal_work(struct work_struct *work)
 						 struct nvme_coal_ctrl, work);
 	bool more;
 
-	if (test_bit(NVME_COAL_DEAD, &cc->flags))
+	/* NVME_COAL_RUNNING stays set: no interrupt queues the work again */
+	if (test_bit(NVME_COAL_DEAD, &cc->flags) ||
+	    test_bit(NVME_COAL_SUSPENDED, &cc->flags))
 		return;
 	more = nvme_coal_period(cc, ktime_get_ns());
 	if (test_bit(NVME_COAL_DEAD, &cc->flags))
@@ -652,6 +729,7 @@ static int coalescing_show(struct seq_file *m, void *unused)
 		[NVME_COAL_FEAT_UNTRIED] = "untried",
 		[NVME_COAL_FEAT_ACCEPTED] = "accepted",
 		[NVME_COAL_FEAT_REFUSED] = "refused",
+		[NVME_COAL_FEAT_IGNORED] = "ignored",
 	};
 	struct nvme_coal_ctrl *cc = m->private;
 	struct nvme_coal_queue *q;
@@ -750,6 +828,49 @@ void nvme_coal_ctrl_stop(struct nvme_coal_ctrl *cc)
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_ctrl_stop);
 
 /**
+ * nvme_coal_suspend() - hold a controller's sampling for a suspend
+ * @cc: the controller's state
+ *
+ * Host-managed suspend keeps the controller live and its vectors
+ * requested while it changes the power state: no Set Features command
+ * may go out around that, and the work must not run on until
+ * suspend_device_irqs().  The queues keep what they have; the controller
+ * keeps its features across the power state change.
+ *
+ * Context: process, the controller's queues frozen (nvme_suspend()).
+ * Every command sent before has been answered when this returns.
+ */
+void nvme_coal_suspend(struct nvme_coal_ctrl *cc)
+{
+	if (!cc->ctrl)
+		return;
+	set_bit(NVME_COAL_SUSPENDED, &cc->flags);
+	/* no interrupt queues the work until nvme_coal_resume() */
+	set_bit(NVME_COAL_RUNNING, &cc->flags);
+	cancel_delayed_work_sync(&cc->work);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_suspend);
+
+/**
+ * nvme_coal_resume() - let the sampling run again after a suspend
+ * @cc: the controller's state
+ *
+ * The next interrupt starts the sampling, which sends what the load then
+ * wants.  Without nvme_coal_suspend() before (the controller was shut
+ * down instead, or the suspend failed early), nothing changes.
+ *
+ * Context: process (nvme_resume(), or nvme_suspend() failing).
+ */
+void nvme_coal_resume(struct nvme_coal_ctrl *cc)
+{
+	if (!cc->ctrl || !test_and_clear_bit(NVME_COAL_SUSPENDED, &cc->flags))
+		return;
+	if (!test_bit(NVME_COAL_DEAD, &cc->flags))
+		clear_bit(NVME_COAL_RUNNING, &cc->flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_resume);
+
+/**
  * nvme_coal_start() - an I/O queue's vector was requested
  * @q: the queue's state
  * @cc: its controller's state
@@ -781,6 +902,7 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 		nvme_coal_forget_08h(cc);
 	memset(&q->pol, 0, sizeof(q->pol));
 	q->applied_us = 0;
+	q->base_rpc = 0;
 	q->refused = refused;
 	q->exempt = false;
 	q->cd_refused = false;
@@ -824,6 +946,11 @@ void nvme_coal_stop(struct nvme_coal_queue *q)
 		cc->refused_dw11 = NVME_COAL_DW11_NONE;
 		cc->off_refused = false;
 		cc->carrying = false;
+		/* new firmware may apply 08h: tried and judged again */
+		if (cc->feat == NVME_COAL_FEAT_IGNORED)
+			cc->feat = NVME_COAL_FEAT_UNTRIED;
+		cc->feat_works = false;
+		cc->feat_misses = 0;
 		if (cc->inflight) {
 			nvme_coal_forget_08h(cc);
 		} else {

@@ -39,7 +39,19 @@ enum nvme_coal_feat {
 	NVME_COAL_FEAT_UNTRIED,	/* no queue was moderated yet */
 	NVME_COAL_FEAT_ACCEPTED,	/* Features 08h and 09h can be set */
 	NVME_COAL_FEAT_REFUSED,	/* the controller said no: genirq only */
+	NVME_COAL_FEAT_IGNORED,	/* took 08h, still signals every completion */
 };
+
+/*
+ * Feature 08h is judged by its effect: on a queue the controller alone
+ * moderated for a whole period with at least NVME_COAL_CHECK_MIN
+ * completions, handler runs per completion must have fallen to three
+ * quarters of the queue's last unmoderated period, where 08h should make
+ * them fall by more than that; after NVME_COAL_CHECK_PERIODS such periods
+ * without, the controller ignores it.
+ */
+#define NVME_COAL_CHECK_MIN	64
+#define NVME_COAL_CHECK_PERIODS	2
 
 /* nvme_coal_ctrl.feat_dw11 after a reset: the controller must be told */
 #define NVME_COAL_DW11_UNKNOWN	U32_MAX
@@ -49,6 +61,7 @@ enum nvme_coal_feat {
 /* bits of nvme_coal_ctrl.flags */
 #define NVME_COAL_RUNNING	0	/* the work item is queued or running */
 #define NVME_COAL_DEAD		1	/* the controller is going away */
+#define NVME_COAL_SUSPENDED	2	/* host-managed suspend: no command */
 
 /**
  * struct nvme_coal_ctrl - adaptive coalescing of one controller
@@ -56,7 +69,7 @@ enum nvme_coal_feat {
  * @ndev: the controller, for its queues
  * @work: samples the queues every period while any is busy or moderated
  * @lock: protects everything the work item decides
- * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD
+ * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD, NVME_COAL_SUSPENDED
  * @feat: what the controller answered to Feature 08h
  * @feat_status: the NVMe status of a refusal
  * @feat_dw11: the Feature 08h value the controller has now (0 = off,
@@ -72,6 +85,9 @@ enum nvme_coal_feat {
  * @gen: counts controller (re)starts; a command sent before one is stale
  * @inflight: Set Features commands sent and not answered yet
  * @cd_accepted: the controller took a Feature 09h command
+ * @feat_works: a non-zero 08h showed its effect; not checked again until
+ *	the controller is reset
+ * @feat_misses: periods in a row in which it showed none
  * @cmd_tokens: Set Features commands that may be sent now
  * @cmd_tokens_ns: when @cmd_tokens was last refilled (the period's clock)
  * @cmds: Set Features commands sent
@@ -95,6 +111,8 @@ struct nvme_coal_ctrl {
 	unsigned int gen;
 	unsigned int inflight;
 	bool cd_accepted;
+	bool feat_works;
+	unsigned int feat_misses;
 	unsigned int cmd_tokens;
 	u64 cmd_tokens_ns;
 	u64 cmds;
@@ -115,6 +133,8 @@ struct nvme_coal_ctrl {
  * @exempt: the vector is exempt from device coalescing (Feature 09h CD)
  * @cd_refused: the controller refused Feature 09h for this vector
  * @applied_us: the genirq delay this code set on the vector
+ * @base_rpc: handler runs per 1024 completions in the last unmoderated
+ *	period with enough of them; 0 if none yet
  * @decisions: state or delay changes
  * @moderated_ns: time spent moderated
  */
@@ -129,6 +149,7 @@ struct nvme_coal_queue {
 	bool cd_refused;
 	int refused;
 	u32 applied_us;
+	u32 base_rpc;
 	u64 decisions;
 	u64 moderated_ns;
 };
@@ -142,6 +163,8 @@ void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
 			 struct nvme_dev *ndev, unsigned long *warned,
 			 struct dentry *parent);
 void nvme_coal_ctrl_stop(struct nvme_coal_ctrl *cc);
+void nvme_coal_suspend(struct nvme_coal_ctrl *cc);
+void nvme_coal_resume(struct nvme_coal_ctrl *cc);
 void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 		     struct nvme_queue *nvmeq);
 void nvme_coal_stop(struct nvme_coal_queue *q);

@@ -57,6 +57,7 @@ struct fake_ctrl {
 	u64 hold_ns_at_send;	/* what the poller was told as 08h went out */
 	bool reset_in_send;	/* the controller is reset under the next command */
 	bool stop_in_send;	/* ... only disabled: its queues start later */
+	bool ignores_08h;	/* takes Feature 08h, applies none of it */
 	unsigned int adaptive;
 	int irq0;		/* a vector genirq moderates, for queue 1 */
 	int uncovered;		/* non-zero 08h sent with a vector not exempt */
@@ -218,9 +219,19 @@ static void fake_reset(struct fake_ctrl *f)
 			nvme_coal_start(&f->q[i], &f->cc, NULL);
 }
 
+/* Does the controller hold back queue i's messages (08h on, not exempt)? */
+static bool fake_coalesces(struct fake_ctrl *f, int i)
+{
+	u32 dw11 = f->cc.feat_dw11;
+
+	return !f->ignores_08h && dw11 && dw11 != NVME_COAL_DW11_UNKNOWN &&
+	       !f->q[i].exempt;
+}
+
 /*
  * One period in which queue i saw depth[i] commands outstanding at each
- * handler run and completed rate[i] commands (10 per handler run).
+ * handler run and completed rate[i] commands (10 per handler run, 40 while
+ * the controller coalesces them).
  */
 static void run_period(struct fake_ctrl *f, const u32 *depth, const u32 *rate)
 {
@@ -228,7 +239,7 @@ static void run_period(struct fake_ctrl *f, const u32 *depth, const u32 *rate)
 
 	f->now += (u64)f->p.period_ms * NSEC_PER_MSEC;
 	for (i = 0; i < NR_QUEUES; i++) {
-		u32 runs = DIV_ROUND_UP(rate[i], 10);
+		u32 runs = DIV_ROUND_UP(rate[i], fake_coalesces(f, i) ? 40 : 10);
 
 		f->s[i].completions += rate[i];
 		f->s[i].qd_runs += runs;
@@ -413,6 +424,85 @@ static void commands_wait_for_a_live_controller(struct kunit *test)
 	busy_periods(f, 1);
 	KUNIT_EXPECT_EQ(test, f->nsent, 1);
 	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+}
+
+/*
+ * Host-managed suspend keeps the controller live while nvme_suspend()
+ * changes its power state: from nvme_coal_suspend() to nvme_coal_resume()
+ * no interrupt starts the work and a period already running sends
+ * nothing, whatever the load did; afterwards what the load wants goes out.
+ */
+static void suspend_sends_nothing_until_resume(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 1);
+	u32 dw11;
+
+	engage_queue0(test, f);
+	KUNIT_ASSERT_EQ(test, f->nsent, 1);
+	dw11 = f->cc.feat_dw11;
+	KUNIT_ASSERT_NE(test, dw11, 0);
+
+	nvme_coal_suspend(&f->cc);
+	nvme_coal_kick(&f->cc);
+	/* true if the kick queued it; cancelled before it can run */
+	KUNIT_EXPECT_FALSE(test, cancel_delayed_work_sync(&f->cc.work));
+	/* the queues were drained for the power state change */
+	quiet_periods(f, 2);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&f->q[0].pol));
+	KUNIT_EXPECT_EQ(test, f->nsent, 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, dw11);
+
+	nvme_coal_resume(&f->cc);
+	quiet_periods(f, 1);
+	KUNIT_EXPECT_EQ(test, f->nsent, 2);
+	expect_cmd(test, f, 1, NVME_FEAT_IRQ_COALESCE, 0);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);
+}
+
+/*
+ * A controller that takes 08h and signals every completion anyway is found
+ * out by the handler runs of the queue it was to carry: switched off after
+ * NVME_COAL_CHECK_PERIODS such periods, genirq carries the queue, and 08h
+ * is not sent again until a reset, after which it is tried and judged anew.
+ * One that applies it is trusted after one period.
+ */
+static void ignored_08h_is_switched_off(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 1);
+	int sent;
+
+	f->ignores_08h = true;
+	engage_queue0(test, f);
+	KUNIT_ASSERT_EQ(test, f->nsent, 1);
+	KUNIT_ASSERT_NE(test, f->cc.feat_dw11, 0);
+	busy_periods(f, NVME_COAL_CHECK_PERIODS - 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	KUNIT_EXPECT_EQ(test, f->nsent, 1);
+
+	busy_periods(f, 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_IGNORED);
+	KUNIT_EXPECT_EQ(test, f->nsent, 2);
+	expect_cmd(test, f, 1, NVME_FEAT_IRQ_COALESCE, 0);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+
+	/* released and engaged again: no 08h */
+	quiet_periods(f, 1);
+	busy_periods(f, NVME_COAL_WINDOW_PERIODS + NVME_COAL_ENGAGE_PERIODS + 1);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+	KUNIT_EXPECT_EQ(test, f->nsent, 2);
+
+	/* a reset: the controller is asked, and judged, again */
+	f->ignores_08h = false;
+	fake_reset(f);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_UNTRIED);
+	engage_queue0(test, f);
+	sent = f->nsent;
+	KUNIT_EXPECT_EQ(test, sent, 3);
+	busy_periods(f, 2 * NVME_COAL_CHECK_PERIODS);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	KUNIT_EXPECT_TRUE(test, f->cc.feat_works);
+	KUNIT_EXPECT_EQ(test, f->nsent, sent);
 }
 
 static void no_answer_is_asked_again(struct kunit *test)
@@ -811,6 +901,8 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(device_refused_once_genirq_after),
 	KUNIT_CASE(exemption_refused_first_genirq_after),
 	KUNIT_CASE(commands_wait_for_a_live_controller),
+	KUNIT_CASE(suspend_sends_nothing_until_resume),
+	KUNIT_CASE(ignored_08h_is_switched_off),
 	KUNIT_CASE(no_answer_is_asked_again),
 	KUNIT_CASE(at_most_four_commands_per_period),
 	KUNIT_CASE(stopped_queue_is_left_alone),
