@@ -238,71 +238,100 @@ static u32 nvme_coal_feat_time_us(u32 dw11)
 
 /*
  * Did the controller alone moderate @q through the period that just ended?
- * Its 08h is on (the commands of the previous period were answered before
- * this one began), the vector is not exempt, and genirq was released.
+ * Its 08h is on (the commands of the previous period were answered just
+ * after that period's sample: nearly all of this one ran under them), the
+ * vector is not exempt, and no genirq delay, ours or anybody's, is set.
  * Context: work, lock, before this period's decisions.
  */
 static bool nvme_coal_device_carried(struct nvme_coal_ctrl *cc,
-				     struct nvme_coal_queue *q)
+				     struct nvme_coal_queue *q, unsigned int irq_us)
 {
 	u32 dw11 = cc->feat_dw11;
 
 	/* an Aggregation Threshold of 0 signals every entry: nothing to see */
 	return cc->feat == NVME_COAL_FEAT_ACCEPTED && !cc->carrying &&
 	       dw11 && dw11 != NVME_COAL_DW11_UNKNOWN && (dw11 & 0xff) &&
-	       nvme_coal_engaged(&q->pol) && !q->exempt && !q->applied_us &&
+	       nvme_coal_engaged(&q->pol) && !q->exempt && !irq_us &&
 	       nvme_coal_vector(q);
 }
+
+/* What one queue's period says of Feature 08h. */
+enum nvme_coal_check {
+	NVME_COAL_CHECK_NONE,	/* nothing to judge from */
+	NVME_COAL_CHECK_MISS,	/* the handler runs did not fall */
+	NVME_COAL_CHECK_HIT,	/* they fell as 08h should make them: wins */
+};
 
 /*
  * Accepted is not applied: some controllers take Feature 08h and go on
  * signalling every completion, and the moderated queues would then get
  * neither the controller's coalescing nor genirq's.  Judge 08h by its
  * effect on the handler runs per completion of a queue it carried, against
- * the queue's last period that nothing moderated; one period that shows it
- * settles the question until the controller is reset.  Context: work,
- * lock, before this period's decisions.
+ * the queue's last period that nothing moderated, in 1024ths (@rpc).
+ * Context: work, lock, before this period's decisions.
  */
-static void nvme_coal_check_08h(struct nvme_coal_ctrl *cc,
-				struct nvme_coal_queue *q)
+static enum nvme_coal_check nvme_coal_check_08h(struct nvme_coal_ctrl *cc,
+						struct nvme_coal_queue *q,
+						const struct nvme_coal_params *p,
+						u32 *rpc)
 {
 	const struct nvme_coal_load *l = &q->load;
-	u32 rpc, dw11 = cc->feat_dw11;
-	u64 expect, us;
+	unsigned int irq_us = irq_get_moderation(nvme_coal_irq(q));
+	u32 dw11 = cc->feat_dw11;
+	u64 expect;
 
 	if (l->completions < NVME_COAL_CHECK_MIN)
-		return;
-	rpc = div_u64((u64)l->runs * 1024, l->completions);
-	if (!nvme_coal_engaged(&q->pol) && !q->applied_us &&
-	    (q->exempt || !dw11)) {
-		q->base_rpc = rpc;
-		return;
+		return NVME_COAL_CHECK_NONE;
+	*rpc = div_u64((u64)l->runs * 1024, l->completions);
+	if (!nvme_coal_engaged(&q->pol) && !irq_us && (q->exempt || !dw11)) {
+		q->base_rpc = *rpc;
+		return NVME_COAL_CHECK_NONE;
 	}
-	if (cc->feat_works || !q->base_rpc || !nvme_coal_device_carried(cc, q))
-		return;
+	if (cc->feat_works || !q->base_rpc || !nvme_coal_device_carried(cc, q, irq_us))
+		return NVME_COAL_CHECK_NONE;
 	/*
 	 * What one message should gather: the Aggregation Threshold, or what
-	 * the queue completes within the Aggregation Time.  The runs tell
-	 * only if that is a third more than a run found without 08h (the
-	 * handler reaps what piled up, and the local APIC merges messages).
+	 * the queue completes within the Aggregation Time (completions are
+	 * per nominal period).  The runs tell only if that is half as much
+	 * again as a run found without 08h: a controller that applies it then
+	 * brings them to two thirds or less, clear of the three quarters that
+	 * pass (the handler reaps what piled up, and the local APIC merges
+	 * messages: a deep queue under QEMU's TCG cannot tell).
 	 */
-	us = max_t(u64, div_u64(l->elapsed_ns, NSEC_PER_USEC), 1);
 	expect = min_t(u64, (dw11 & 0xff) + 1,
-		       div64_u64((u64)l->completions * nvme_coal_feat_time_us(dw11), us));
-	if (expect * q->base_rpc * 3 < 4 * 1024)
-		return;
-	if ((u64)rpc * 4 <= (u64)q->base_rpc * 3) {
+		       div_u64((u64)l->completions * nvme_coal_feat_time_us(dw11),
+			       max(p->period_ms, 1U) * USEC_PER_MSEC));
+	if (expect * q->base_rpc * 2 < 3 * 1024)
+		return NVME_COAL_CHECK_NONE;
+	return (u64)*rpc * 4 <= (u64)q->base_rpc * 3 ?
+	       NVME_COAL_CHECK_HIT : NVME_COAL_CHECK_MISS;
+}
+
+/*
+ * The period's verdict on Feature 08h: one queue that shows its effect
+ * settles it until the controller is reset; NVME_COAL_CHECK_PERIODS
+ * judged periods without a hit (a period that judges nothing does not
+ * count), and the controller is taken to ignore it:
+ * nvme_coal_device_target() switches it off and genirq takes over.
+ * Context: work, lock.
+ */
+static void nvme_coal_judge_08h(struct nvme_coal_ctrl *cc,
+				enum nvme_coal_check verdict,
+				struct nvme_coal_queue *missed, u32 rpc)
+{
+	if (verdict == NVME_COAL_CHECK_HIT) {
 		cc->feat_works = true;
 		cc->feat_misses = 0;
 		return;
 	}
+	if (verdict == NVME_COAL_CHECK_NONE)
+		return;
 	if (++cc->feat_misses < NVME_COAL_CHECK_PERIODS)
 		return;
-	/* nvme_coal_device_target() switches it off, genirq takes over */
 	cc->feat = NVME_COAL_FEAT_IGNORED;
 	dev_info(cc->ctrl->device,
 		 "interrupt coalescing: Feature 08h %#x accepted but not applied (queue %u: %u handler runs per 1024 completions, %u unmoderated): using genirq moderation\n",
-		 dw11, nvme_coal_qid(q), rpc, q->base_rpc);
+		 cc->feat_dw11, nvme_coal_qid(missed), rpc, missed->base_rpc);
 }
 
 static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
@@ -639,8 +668,11 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc,
  */
 VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 {
+	enum nvme_coal_check verdict = NVME_COAL_CHECK_NONE;
 	struct nvme_coal_cmd cmds[NVME_COAL_MAX_CMDS];
+	struct nvme_coal_queue *missed = NULL;
 	struct nvme_coal_load total = { };
+	u32 rpc = 0, missed_rpc = 0;
 	struct nvme_coal_params p;
 	struct nvme_coal_queue *q;
 	unsigned int qid;
@@ -662,6 +694,8 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 			nvme_coal_add_load(&total, &q->load);
 	}
 	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
+		enum nvme_coal_check c = NVME_COAL_CHECK_NONE;
+
 		if (!q->active)
 			continue;
 		if (q->valid) {
@@ -669,13 +703,20 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 			trace_nvme_coalesce_sample(cc->ctrl->instance, nvme_coal_qid(q),
 						   &q->load, nvme_coal_engaged(&q->pol),
 						   q->pol.delay_us);
-			nvme_coal_check_08h(cc, q);
+			c = nvme_coal_check_08h(cc, q, &p, &rpc);
+			if (c == NVME_COAL_CHECK_MISS && !missed) {
+				missed = q;
+				missed_rpc = rpc;
+			}
+			verdict = max(verdict, c);
 			nvme_coal_decide_queue(cc, q, &p, &total);
 		}
 		/* switched off: keep going only until every queue is released */
 		busy |= nvme_coal_engaged(&q->pol) ||
 			(p.enabled && (!q->valid || q->load.completions));
 	}
+	if (!cc->feat_works)
+		nvme_coal_judge_08h(cc, verdict, missed, missed_rpc);
 	n = nvme_coal_actuate(cc, cmds, nvme_coal_cmd_budget(cc, now_ns));
 	mutex_unlock(&cc->lock);
 	nvme_coal_send(cc, cmds, n);
@@ -695,7 +736,8 @@ static void nvme_coal_work(struct work_struct *work)
 	    test_bit(NVME_COAL_SUSPENDED, &cc->flags))
 		return;
 	more = nvme_coal_period(cc, ktime_get_ns());
-	if (test_bit(NVME_COAL_DEAD, &cc->flags))
+	if (test_bit(NVME_COAL_DEAD, &cc->flags) ||
+	    test_bit(NVME_COAL_SUSPENDED, &cc->flags))
 		return;
 	if (more) {
 		queue_delayed_work(system_percpu_wq, &cc->work,
@@ -752,6 +794,9 @@ static int coalescing_show(struct seq_file *m, void *unused)
 	if (cc->feat == NVME_COAL_FEAT_REFUSED)
 		seq_printf(m, "feature_status: %#x\n", cc->feat_status);
 	seq_printf(m, "feature_08h_dw11: %#x\n", cc->feat_dw11);
+	seq_printf(m, "feature_08h_effect: %s\n",
+		   cc->feat == NVME_COAL_FEAT_IGNORED ? "none" :
+		   cc->feat_works ? "seen" : "unknown");
 	seq_printf(m, "decisions: %llu\n", cc->decisions);
 	seq_printf(m, "admin_commands: %llu\n", cc->cmds);
 	seq_printf(m, "admin_commands_held: %llu\n", cc->cmds_held);

@@ -46,9 +46,9 @@ enum nvme_coal_feat {
  * Feature 08h is judged by its effect: on a queue the controller alone
  * moderated for a whole period with at least NVME_COAL_CHECK_MIN
  * completions, handler runs per completion must have fallen to three
- * quarters of the queue's last unmoderated period, where 08h should make
- * them fall by more than that; after NVME_COAL_CHECK_PERIODS such periods
- * without, the controller ignores it.
+ * quarters of the queue's last unmoderated period, where 08h should bring
+ * them to two thirds or less; after NVME_COAL_CHECK_PERIODS judged periods
+ * in which no queue's did, the controller ignores it.
  */
 #define NVME_COAL_CHECK_MIN	64
 #define NVME_COAL_CHECK_PERIODS	2
@@ -87,7 +87,7 @@ enum nvme_coal_feat {
  * @cd_accepted: the controller took a Feature 09h command
  * @feat_works: a non-zero 08h showed its effect; not checked again until
  *	the controller is reset
- * @feat_misses: periods in a row in which it showed none
+ * @feat_misses: judged periods in which it showed none
  * @cmd_tokens: Set Features commands that may be sent now
  * @cmd_tokens_ns: when @cmd_tokens was last refilled (the period's clock)
  * @cmds: Set Features commands sent

@@ -130,6 +130,12 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_check);
  * none later than 5 ms.
  */
 #define LOST_IRQ_CPU_PROMPT_NS	(5 * NSEC_PER_MSEC)
+/*
+ * An answer later than this comes from a CPU that was not taking
+ * interrupts when asked, and whose held-back interrupt may not have run
+ * yet when the recovery looks: blamed on the CPU as well.
+ */
+#define LOST_IRQ_CPU_LATE_NS	(2 * NSEC_PER_MSEC)
 
 /* Context: hardirq, on the CPU asked. */
 static void lost_irq_probe_answer(void *info)
@@ -218,8 +224,12 @@ static bool lost_irq_cpu_blocked(struct nvme_lost_irq *li, int *cpu)
 	*cpu = m ? cpumask_first(m) : nr_cpu_ids;
 	if (*cpu >= nr_cpu_ids)
 		return false;
-	return !nvme_lost_irq_probe_cpu_responds(&li->probe, *cpu,
-						 LOST_IRQ_CPU_PROMPT_NS);
+	if (!nvme_lost_irq_probe_cpu_responds(&li->probe, *cpu,
+					      LOST_IRQ_CPU_PROMPT_NS))
+		return true;
+	/* 0 if it could not be asked (offline) */
+	return READ_ONCE(li->probe.answered_ns) >
+	       li->probe.sent_ns + LOST_IRQ_CPU_LATE_NS;
 }
 
 static u64 lost_irq_period_ns(void)
@@ -344,7 +354,8 @@ static void lost_irq_work_fn(struct work_struct *work)
 	 * is asked runs the IPI, then at once the interrupt it held back,
 	 * which reaps the queue; asked after the reap, it would answer in
 	 * time and the interrupt would be blamed.  The question costs an
-	 * IPI's round trip, or the wait for a CPU that takes none.
+	 * IPI's round trip and the 100-200 us of the first sleep while the
+	 * answer comes, or the wait for a CPU that takes none.
 	 */
 	blocked = lost_irq_cpu_blocked(li, &cpu);
 	reaped = nvme_poll_irqdisable(li->nvmeq);
