@@ -176,6 +176,7 @@ void nvme_coal_kick(struct nvme_coal_ctrl *cc)
 		queue_delayed_work(system_percpu_wq, &cc->work,
 				   msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms)));
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_kick);
 
 /*
  * Somebody else (nvme.irq_moderation_us, /proc/irq/N/moderation_us) owns a
