@@ -39,14 +39,7 @@ ignore() {	# ignore 0|1: the device ignores Feature 08h
 }
 
 reset_ctrl() {	# reset the controller, wait until it is live again
-	local t
-
-	echo 1 > "/sys/class/nvme/$CTRL/reset_controller" || return 1
-	for t in $(seq 100); do
-		[ "$(< "/sys/class/nvme/$CTRL/state")" = live ] && return 0
-		pause 0.1
-	done
-	return 1
+	echo 1 > "/sys/class/nvme/$CTRL/reset_controller" && wait_ctrl_live "$CTRL"
 }
 
 # loaded NAME: QD4 random writes over $NS, read back and verified; the

@@ -433,3 +433,14 @@ qmp_lose_msix() {
 	"$NVME_IRQ_QMP" set "$1" x-lost-msix-seed 1 &&
 	"$NVME_IRQ_QMP" set "$1" x-lost-msix-vectors "$mask"
 }
+
+# wait_ctrl_live CTRL: wait up to 10 s until controller CTRL is live again
+wait_ctrl_live() {
+	local t
+
+	for t in $(seq 50); do
+		[ "$(cat "/sys/class/nvme/$1/state" 2> /dev/null)" = live ] && return 0
+		sleep 0.2
+	done
+	return 1
+}

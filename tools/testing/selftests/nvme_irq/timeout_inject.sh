@@ -77,13 +77,7 @@ features_active() {
 }
 
 live() {
-	local t
-
-	for t in $(seq 50); do
-		[ "$(cat "/sys/class/nvme/$ctrl/state")" = live ] && return 0
-		sleep 0.2
-	done
-	return 1
+	wait_ctrl_live "$ctrl"
 }
 
 # Completions dropped by the block layer: three of them, 1 s io_timeout
