@@ -8,8 +8,9 @@ results.json (every run and the summary), results.md (a table per
 scenario, with ratios to the scenario's first mode) and PNG plots.
 
 Environment: QUICK=1 (the modes marked quick, one repetition, 2 s runs,
-in out/bench-quick/),
-REPS=N, BENCH_MATRIX=file (published in bench/results/NAME/ for
+in out/bench-quick/; with BENCH_KERNEL=test, as make check runs it, on
+the test kernel and stock in its configuration, scripts/kernel.sh
+stock-test), REPS=N, BENCH_MATRIX=file (published in bench/results/NAME/ for
 bench/NAME.matrix), SCENARIOS=a,b (only those), REPLOT=1 (redo results.md
 and the plots from out/bench/results.json without running), BASE=6.12
 (the backport's kernels; out/bench-6.12/, published in bench/results/6.12/).
@@ -25,6 +26,10 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK = os.environ.get('QUICK', '') not in ('', '0')
+# make check's smoke run boots the test kernel where a mode names the
+# benchmark kernel, and stock in the test kernel's configuration (no
+# figure of it is kept): the bench kernel is not built
+SMOKE_ON_TEST = QUICK and os.environ.get('BENCH_KERNEL', 'bench') == 'test'
 # the kernels' base (scripts/lib.sh): mainline unless BASE=6.12
 BASE = os.environ.get('BASE') or '7.3'
 BASE_TAG = '' if BASE == '7.3' else '-' + BASE
@@ -135,7 +140,11 @@ def boot(mode, rep, cases):
     os.makedirs(res)
     json.dump(cases, open(os.path.join(res, 'jobs.json'), 'w'))
     vm = [os.path.join(TOP, 'scripts', 'vm'), '--results', res]
-    if mode['kernel'] in ('stock', 'bench'):
+    if mode['kernel'] == 'bench' and SMOKE_ON_TEST:
+        pass  # scripts/vm's default: the test kernel
+    elif mode['kernel'] == 'stock' and SMOKE_ON_TEST:
+        vm.append('--stock-test')
+    elif mode['kernel'] in ('stock', 'bench'):
         vm.append('--' + mode['kernel'])
     else:
         vm += ['--kernel', mode['kernel']]

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make check: build what is missing (the project's QEMU, the kernel tree,
-# the test, sanitizer, benchmark and stock kernels, the exported series),
+# the test and sanitizer kernels, stock in the test kernel's configuration,
+# the exported series),
 # boot the test kernel (lockdep, atomic-sleep, timer-object and lockup
 # debugging, KCSAN on the interrupt paths), the sanitizer kernel and the
 # stock kernel on the project's QEMU, collect the KTAP of the series' KUnit
@@ -64,8 +65,20 @@ built phase kernel-test "$TOP/scripts/kernel.sh" test
 wait $qemu_pid || { cat "$dir/qemu.log" >&2; print_phases; die "make qemu failed"; }
 trap - EXIT
 built phase kernel-sanitize "$TOP/scripts/kernel.sh" sanitize
-built phase kernel-bench "$TOP/scripts/kernel.sh" bench
-built phase kernel-stock "$TOP/scripts/kernel.sh" stock
+# stock in the test kernel's configuration, seeded from its folder (the
+# flood boot, the smoke run's stock mode): no bench kernel to build
+built phase kernel-stock "$TOP/scripts/kernel.sh" stock-test
+
+# why_vm_failed DIR: the first report line scripts/vm found on the
+# console, else its own last words
+why_vm_failed() {
+	local line
+
+	line=$(grep -m 1 -hE -f <(grep -v '^#' "$TOP/scripts/splat/patterns") \
+		"$1/console.log" 2> /dev/null)
+	[ -n "$line" ] || line=$(grep '^scripts/vm:' "$1.vm.err" 2> /dev/null | tail -n 1)
+	echo "${line:-no reason given}" | tr -d '\r' | cut -c 1-200
+}
 
 # boot NAME VM-OPTIONS... -- COMMAND: one guest run, its status a result too
 boot() {
@@ -73,13 +86,17 @@ boot() {
 	shift
 	note "guest run '$name'"
 	start=$(date +%s)
-	"$TOP/scripts/vm" --results "$dir/$name" "$@"
+	# scripts/vm's verdict (the splat's first lines, the console's tail)
+	# to the terminal and to a file: the summary quotes it, since CI keeps
+	# only the end of the output
+	"$TOP/scripts/vm" --results "$dir/$name" "$@" 2> >(tee "$dir/$name.vm.err" >&2)
 	rc=$?
+	wait $!
 	echo "boot-$name $(($(date +%s) - start))" >> "$phases"
 	if [ $rc -eq 0 ]; then
 		echo "pass vm: $name: guest ran clean (no splat, no hang)" >> "$results"
 	else
-		echo "fail vm: $name: scripts/vm exited $rc" >> "$results"
+		echo "fail vm: $name: scripts/vm exited $rc: $(why_vm_failed "$dir/$name")" >> "$results"
 	fi
 }
 
@@ -103,7 +120,9 @@ boot default --timeout 1800 -- "$nodevs; $knobs > \$RESULTS/knobs.before; make -
 python3 "$TOP/scripts/ktap.py" kunit "$dir/default/console.log" >> "$results"
 python3 "$TOP/scripts/ktap.py" kselftest "$dir/default/kselftest.txt" >> "$results"
 f=$dir/default/nodevs.txt
-n=$(sed -n '/^TEST_PROGS/,/^$/p' "$ksft/nvme_irq/Makefile" | grep -o '[a-z_]*\.sh' | wc -l)
+# the programs run_tests runs: TEST_PROGS and its continuation lines
+n=$(awk '/^TEST_PROGS :=/ { on = 1 } on { print; if (!/\\$/) exit }' "$ksft/nvme_irq/Makefile" |
+	grep -o '[a-z_0-9]*\.sh' | wc -l)
 skipped=$(grep -c '^ok [0-9]* selftests: nvme_irq: .* # SKIP$' "$f" 2> /dev/null)
 said=$(grep -c '^# 1\.\.0 # SKIP NVME_IRQ_TEST_DEVS is not set' "$f" 2> /dev/null)
 if [ "${n:-0}" -gt 0 ] && [ "$skipped:$said" = "$n:$n" ] && grep -qx 'sectors written: 0' "$f"; then
@@ -267,7 +286,7 @@ fi
 flood="fio --rw=randread --bs=4k --iodepth=128 --ioengine=libaio --direct=1"
 flood+=" --runtime=20 --time_based --output-format=terse"
 flood+=' $(for d in /dev/nvme*n1; do echo --name=${d##*/} --filename=$d; done)'
-boot flood --stock --cpus 1 --drives 4 -- \
+boot flood --stock-test --cpus 1 --drives 4 -- \
 	"$flood > \$RESULTS/fio.txt && ! dmesg | grep -q 'timeout'"
 if [ -s "$dir/flood/fio.txt" ] && [ -s "$dir/flood/dmesg.txt" ] &&
    ! grep -q 'timeout' "$dir/flood/dmesg.txt"; then
@@ -278,7 +297,7 @@ fi
 
 # 7. a smoke run of the benchmark: well-formed results and plots, no timing
 note "make bench QUICK=1"
-if phase bench-quick env QUICK=1 "$TOP/scripts/bench.py" > "$dir/bench.log" 2>&1; then
+if phase bench-quick env QUICK=1 BENCH_KERNEL=test "$TOP/scripts/bench.py" > "$dir/bench.log" 2>&1; then
 	echo "pass bench: make bench QUICK=1 ran" >> "$results"
 else
 	echo "fail bench: make bench QUICK=1 failed (see $dir/bench.log)" >> "$results"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build a kernel out of tree: scripts/kernel.sh test|bench|stock|sanitize
+# Build a kernel out of tree: scripts/kernel.sh test|bench|stock|stock-test|sanitize
 #   test   the series, tinyconfig + the nvme_irq selftest fragment + debug
 #          options (lockdep, atomic-sleep, timer objects, lockup detectors)
 #          + KCSAN (with the interrupt watcher) on the code whose
@@ -10,6 +10,9 @@
 #   bench  the series, tinyconfig + the selftest fragment, no debug options
 #   stock  the pristine base, same configuration as bench, built in the
 #          series' tree checked out at base for the build (below)
+#   stock-test  the pristine base in the test kernel's configuration, seeded
+#          from its folder: make check's stock boots, without the bench
+#          kernel
 #   sanitize  the series, test options + KASAN and kmemleak, nvme as modules
 #          (installed under the build folder's modules/); KCSAN excludes
 #          KASAN, so this one has no KCSAN
@@ -26,9 +29,12 @@ test)	src=$SRC
 	kflags+=($(test_kflags)) ;;
 bench)	src=$SRC ;;
 stock)	src=$SRC ;;
+stock-test) src=$SRC
+	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/kcsan.config")
+	kflags+=($(test_kflags)) ;;
 sanitize) src=$SRC
 	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config") ;;
-*)	die "unknown kernel flavour '$flavour' (test, bench, stock or sanitize)" ;;
+*)	die "unknown kernel flavour '$flavour' (test, bench, stock, stock-test or sanitize)" ;;
 esac
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
 lock_tree
@@ -36,12 +42,14 @@ out=$(kbuild_dir "$flavour")
 
 # The stock kernel is built from build/linux checked out at base (lib.sh:
 # at_base), in a build folder seeded with the bench kernel's (the same
-# configuration): about 70 objects compiled instead of 1300.
-if [ "$flavour" = stock ]; then
+# configuration; stock-test: the test kernel's): about 70 objects compiled
+# instead of 1300.
+if [ "$flavour" = stock ] || [ "$flavour" = stock-test ]; then
 	at_base || die "cannot build the stock kernel"
 	seed=$(kbuild_dir bench)
+	[ "$flavour" = stock ] || seed=$(kbuild_dir test)
 	if [ "$(cat "$out/.source" 2> /dev/null)" != "$SRC" ] && [ -f "$seed/vmlinux" ]; then
-		note "seeding the stock kernel's build folder with the bench kernel's"
+		note "seeding the $flavour kernel's build folder with $(basename "$seed")'s"
 		rm -rf "$out"
 		mkdir -p "$(dirname "$out")"
 		cp -a "$seed" "$out"
@@ -93,7 +101,7 @@ while IFS= read -r line; do
 	else
 		opt=${line%%=*}; want=$line
 	fi
-	if [ "$flavour" = stock ] &&
+	if [[ $flavour == stock* ]] &&
 	   ! grep -rqs --include='Kconfig*' "^config ${opt#CONFIG_}\$" "$src"; then
 		continue
 	fi

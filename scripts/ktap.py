@@ -101,6 +101,14 @@ def main():
             state = 'fail'
         print(f'{state} {prefix}: {full}')
         count += 1
+    # the output ended inside a plan (the guest stopped, a test hung):
+    # the cases that never came are failures too
+    for depth in sorted(plans, reverse=True):
+        if children.get(depth, 0) < plans[depth]:
+            where = names.get(depth) or 'the run'
+            print(f'fail {prefix}: {where}: {plans[depth] - children.get(depth, 0)} '
+                  f'of {plans[depth]} planned cases never reported (output ended)')
+            count += 1
     if count == 0:
         print(f'fail {prefix}: no test results in {path}')
 

@@ -426,18 +426,18 @@ on_moderated() {
 		[ "$on_engaged" -gt 0 -a "$on_moderated_ms" -gt 0 ]
 }
 
-# Fewer interrupts per completed I/O with adaptive on.  Under genirq
-# moderation, fewer handler runs.  When the controllers carry the moderated
-# queues, fewer messages from the device: the handler runs are no measure
-# there, since the guest's local APIC already merges the messages of an
-# unmoderated queue into runs of several completions (as many as the
-# controller's threshold, set from the completions its delay is expected
-# to see, can gather at TCG's rates), and how many it merges follows the
-# host's speed.
+# Fewer interrupts per completed I/O with adaptive on: fewer messages from
+# the devices where they count them (the project's QEMU), fewer handler
+# runs elsewhere.  Both the controller's coalescing and genirq moderation
+# (the masked vector's message is held until the unmask) cut the messages.
+# Under TCG the handler runs are no measure: the guest's local APIC
+# already merges the messages of an unmoderated queue into runs of several
+# completions, as many as the host's speed lets pile up (4 to 5 in a CI
+# run, with adaptive off and on alike).
 fewer_runs() {
 	local off on what=handler_runs ext=ratio
 
-	if $device_coalesces && [ -s "$WORK/off.msgs" ] && [ -s "$WORK/on.msgs" ]; then
+	if [ -s "$WORK/off.msgs" ] && [ -s "$WORK/on.msgs" ]; then
 		what=device_messages ext=msgs
 	fi
 	ktap_print_msg "handler runs per 10000 completions: adaptive off" \
