@@ -309,10 +309,10 @@ static enum nvme_coal_check nvme_coal_check_08h(struct nvme_coal_ctrl *cc,
 }
 
 /*
- * The period's verdict on Feature 08h: one queue that shows its effect
- * settles it until the controller is reset; NVME_COAL_CHECK_PERIODS
- * judged periods without a hit (a period that judges nothing does not
- * count), and the controller is taken to ignore it:
+ * The period's verdict on Feature 08h, one step of a lead (a period that
+ * judges nothing does not count): NVME_COAL_CHECK_PERIODS more hits than
+ * misses settle that it works until the controller is reset; as many more
+ * misses, and the controller is taken to ignore it:
  * nvme_coal_device_target() switches it off and genirq takes over.
  * Context: work, lock.
  */
@@ -320,14 +320,12 @@ static void nvme_coal_judge_08h(struct nvme_coal_ctrl *cc,
 				enum nvme_coal_check verdict,
 				struct nvme_coal_queue *missed, u32 rpc)
 {
-	if (verdict == NVME_COAL_CHECK_HIT) {
-		cc->feat_works = true;
-		cc->feat_misses = 0;
-		return;
-	}
 	if (verdict == NVME_COAL_CHECK_NONE)
 		return;
-	if (++cc->feat_misses < NVME_COAL_CHECK_PERIODS)
+	cc->feat_lead += verdict == NVME_COAL_CHECK_HIT ? 1 : -1;
+	if (cc->feat_lead >= NVME_COAL_CHECK_PERIODS)
+		cc->feat_works = true;
+	if (cc->feat_lead > -NVME_COAL_CHECK_PERIODS)
 		return;
 	cc->feat = NVME_COAL_FEAT_IGNORED;
 	dev_info(cc->ctrl->device,
@@ -798,6 +796,7 @@ static int coalescing_show(struct seq_file *m, void *unused)
 	seq_printf(m, "feature_08h_effect: %s\n",
 		   cc->feat == NVME_COAL_FEAT_IGNORED ? "none" :
 		   cc->feat_works ? "seen" : "unknown");
+	seq_printf(m, "feature_08h_lead: %d\n", cc->feat_lead);
 	seq_printf(m, "decisions: %llu\n", cc->decisions);
 	seq_printf(m, "admin_commands: %llu\n", cc->cmds);
 	seq_printf(m, "admin_commands_held: %llu\n", cc->cmds_held);
@@ -996,7 +995,7 @@ void nvme_coal_stop(struct nvme_coal_queue *q)
 		if (cc->feat == NVME_COAL_FEAT_IGNORED)
 			cc->feat = NVME_COAL_FEAT_UNTRIED;
 		cc->feat_works = false;
-		cc->feat_misses = 0;
+		cc->feat_lead = 0;
 		if (cc->inflight) {
 			nvme_coal_forget_08h(cc);
 		} else {

@@ -47,11 +47,16 @@ enum nvme_coal_feat {
  * moderated for a whole period with at least NVME_COAL_CHECK_MIN
  * completions, handler runs per completion must have fallen to three
  * quarters of the queue's last unmoderated period, where 08h should bring
- * them to two thirds or less; after NVME_COAL_CHECK_PERIODS judged periods
- * in which no queue's did, the controller ignores it.
+ * them to two thirds or less.  A judged period in which one queue's did is
+ * a hit, one in which none did a miss; NVME_COAL_CHECK_PERIODS more hits
+ * than misses settle that the controller applies it, as many more misses
+ * that it ignores it.  One period may mislead (the host's own pace moves
+ * the handler runs of a queue under QEMU's TCG): a lead of three takes
+ * three periods on a steady controller, and if one period in four misleads
+ * it settles wrongly one time in 28 (a first hit: four times in ten).
  */
 #define NVME_COAL_CHECK_MIN	64
-#define NVME_COAL_CHECK_PERIODS	2
+#define NVME_COAL_CHECK_PERIODS	3
 
 /* nvme_coal_ctrl.feat_dw11 after a reset: the controller must be told */
 #define NVME_COAL_DW11_UNKNOWN	U32_MAX
@@ -87,7 +92,8 @@ enum nvme_coal_feat {
  * @cd_accepted: the controller took a Feature 09h command
  * @feat_works: a non-zero 08h showed its effect; not checked again until
  *	the controller is reset
- * @feat_misses: judged periods in which it showed none
+ * @feat_lead: judged periods in which it showed its effect, less those in
+ *	which it showed none, since the last reset
  * @cmd_tokens: Set Features commands that may be sent now
  * @cmd_tokens_ns: when @cmd_tokens was last refilled (the period's clock)
  * @cmds: Set Features commands sent
@@ -112,7 +118,7 @@ struct nvme_coal_ctrl {
 	unsigned int inflight;
 	bool cd_accepted;
 	bool feat_works;
-	unsigned int feat_misses;
+	int feat_lead;
 	unsigned int cmd_tokens;
 	u64 cmd_tokens_ns;
 	u64 cmds;

@@ -58,6 +58,7 @@ struct fake_ctrl {
 	bool reset_in_send;	/* the controller is reset under the next command */
 	bool stop_in_send;	/* ... only disabled: its queues start later */
 	bool ignores_08h;	/* takes Feature 08h, applies none of it */
+	int misleads;		/* ... but its runs fall in this many periods */
 	unsigned int adaptive;
 	int irq0;		/* a vector genirq moderates, for queue 1 */
 	int uncovered;		/* non-zero 08h sent with a vector not exempt */
@@ -224,7 +225,8 @@ static bool fake_coalesces(struct fake_ctrl *f, int i)
 {
 	u32 dw11 = f->cc.feat_dw11;
 
-	return !f->ignores_08h && dw11 && dw11 != NVME_COAL_DW11_UNKNOWN &&
+	return (!f->ignores_08h || f->misleads > 0) &&
+	       dw11 && dw11 != NVME_COAL_DW11_UNKNOWN &&
 	       !f->q[i].exempt;
 }
 
@@ -246,6 +248,8 @@ static void run_period(struct fake_ctrl *f, const u32 *depth, const u32 *rate)
 		f->s[i].inflight = depth[i];
 		f->s[i].qd_sum += runs * depth[i];
 	}
+	if (f->misleads > 0)
+		f->misleads--;
 	nvme_coal_period(&f->cc, f->now);
 }
 
@@ -464,7 +468,7 @@ static void suspend_sends_nothing_until_resume(struct kunit *test)
  * out by the handler runs of the queue it was to carry: switched off after
  * NVME_COAL_CHECK_PERIODS such periods, genirq carries the queue, and 08h
  * is not sent again until a reset, after which it is tried and judged anew.
- * One that applies it is trusted after one period.
+ * One that applies it is trusted after NVME_COAL_CHECK_PERIODS periods.
  */
 static void ignored_08h_is_switched_off(struct kunit *test)
 {
@@ -499,10 +503,35 @@ static void ignored_08h_is_switched_off(struct kunit *test)
 	engage_queue0(test, f);
 	sent = f->nsent;
 	KUNIT_EXPECT_EQ(test, sent, 3);
-	busy_periods(f, 2 * NVME_COAL_CHECK_PERIODS);
+	busy_periods(f, NVME_COAL_CHECK_PERIODS - 1);
+	KUNIT_EXPECT_FALSE(test, f->cc.feat_works);
+	busy_periods(f, 1);
 	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
 	KUNIT_EXPECT_TRUE(test, f->cc.feat_works);
+	busy_periods(f, NVME_COAL_CHECK_PERIODS);
 	KUNIT_EXPECT_EQ(test, f->nsent, sent);
+}
+
+/*
+ * A period whose handler runs fell for the host's own reasons settles
+ * nothing: a controller that ignores 08h, with one such period first, is
+ * still found out (by a lead of misses), one period later.
+ */
+static void misleading_period_settles_nothing(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 1);
+
+	f->ignores_08h = true;
+	engage_queue0(test, f);
+	KUNIT_ASSERT_NE(test, f->cc.feat_dw11, 0);
+	f->misleads = 1;
+	busy_periods(f, 1);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_lead, 1);
+	KUNIT_EXPECT_FALSE(test, f->cc.feat_works);
+	busy_periods(f, 2 * NVME_COAL_CHECK_PERIODS);
+	KUNIT_EXPECT_FALSE(test, f->cc.feat_works);
+	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_IGNORED);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);
 }
 
 static void no_answer_is_asked_again(struct kunit *test)
@@ -903,6 +932,7 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(commands_wait_for_a_live_controller),
 	KUNIT_CASE(suspend_sends_nothing_until_resume),
 	KUNIT_CASE(ignored_08h_is_switched_off),
+	KUNIT_CASE(misleading_period_settles_nothing),
 	KUNIT_CASE(no_answer_is_asked_again),
 	KUNIT_CASE(at_most_four_commands_per_period),
 	KUNIT_CASE(stopped_queue_is_left_alone),
