@@ -68,7 +68,8 @@ loaded() {
 	wait "$pid"
 	rc=$?
 	ktap_print_msg "$1: $(sed -n 's/^# //p' "$WORK/$1.out"); feature_08h:" \
-		"$(key feature_08h), effect: $(key feature_08h_effect), lead: $(key feature_08h_lead)," \
+		"$(key feature_08h), effect: $(key feature_08h_effect)," \
+		"lead: $(key feature_08h_lead)," \
 		"actuators seen:$actuators, largest genirq delay once ignored $max_delay us"
 	return $rc
 }
