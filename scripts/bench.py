@@ -472,6 +472,14 @@ def main():
         publish(OUT, plots, matrix)
     print(f'bench: {len(runs)} runs in {meta["seconds"]} s, {len(failed)} failed; '
           f'{OUT}/results.md, results.json and {len(plots)} plots')
+    if QUICK:
+        # the smoke run checks the harness: are its results well formed?
+        v = subprocess.run([sys.executable, os.path.join(TOP, 'scripts', 'bench-validate.py')],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, BENCH_QUICK_DIR=OUT))
+        print(v.stdout, end='')
+        if v.returncode or '\nfail ' in '\n' + v.stdout:
+            sys.exit(1)
     sys.exit(1 if failed else 0)
 
 

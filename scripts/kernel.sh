@@ -50,16 +50,7 @@ if [ "$flavour" = stock ] || [ "$flavour" = stock-test ]; then
 	[ "$flavour" = stock ] || seed=$(kbuild_dir test)
 	if [ "$(cat "$out/.source" 2> /dev/null)" != "$SRC" ] && [ -f "$seed/vmlinux" ]; then
 		note "seeding the $flavour kernel's build folder with $(basename "$seed")'s"
-		rm -rf "$out"
-		mkdir -p "$(dirname "$out")"
-		cp -a "$seed" "$out"
-		# objtool's own build records its output folder by absolute
-		# path: point it at the copy, mtimes kept (an objtool built
-		# again would have every object built again)
-		grep -rlF "$seed/" "$out/tools" --include='.*.cmd' | while IFS= read -r f; do
-			sed -i "s#$seed/#$out/#g" "$f"
-			touch -r "$seed/${f#"$out"/}" "$f"
-		done
+		seed_kbuild "$seed" "$out"
 		rm -f "$out/.fragments"		# configured again, at base
 	fi
 fi

@@ -53,6 +53,8 @@ TARBALL=${LINUX_TARBALL:-$LINUX_CACHE/${LINUX_PKG}_$LINUX_PKG_VERSION.tar.xz}
 QEMU_CACHE=${QEMU_CACHE:-/var/cache/nvme-irq/qemu}
 # the pristine base committed once per tarball, shared the same way (make tree)
 BASE_CACHE=${BASE_CACHE:-/var/cache/nvme-irq/linux}
+# checkpatch's verdicts, keyed by everything they depend on (static-checks.sh)
+CHECKPATCH_CACHE=${CHECKPATCH_CACHE:-/var/cache/nvme-irq/checkpatch}
 SERIES_AUTHOR=${SERIES_AUTHOR:-"NVMe IRQ series <nvme-irq@example.org>"}
 
 die() { echo "error: $*" >&2; exit 1; }
@@ -62,6 +64,23 @@ note() { echo ">>> $*" >&2; }
 # sanitize, stock (no series)
 kbuild_dir() { echo "$BASE_BUILD/kbuild/$1"; }
 bzimage_of() { echo "$(kbuild_dir "$1")/arch/x86/boot/bzImage"; }
+
+# seed_kbuild SEED OUT: OUT a copy of the build folder SEED, so that a
+# build of another configuration or tree compiles only what differs
+seed_kbuild() {
+	local seed=$1 out=$2 f
+
+	rm -rf "$out"
+	mkdir -p "$(dirname "$out")"
+	cp -a "$seed" "$out"
+	# objtool's own build records its output folder by absolute path:
+	# point it at the copy, mtimes kept (an objtool built again would
+	# have every object built again)
+	grep -rlF "$seed/" "$out/tools" --include='.*.cmd' | while IFS= read -r f; do
+		sed -i "s#$seed/#$out/#g" "$f"
+		touch -r "$seed/${f#"$out"/}" "$f"
+	done
+}
 
 # The test kernel's KCSAN instruments the files of these names, wherever they are: the
 # interrupt core (with CPU hotplug and migration), PCI MSI,

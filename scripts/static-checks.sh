@@ -30,18 +30,36 @@ checkpatch_one() {
 	# entry's existing F: pattern (drivers/nvme/host/, kernel/irq/); the
 	# series adds F: lines where it does not, no entry of its own
 	# (the cover letters show get_maintainer.pl's output)
-	local p=$1 name ignore=(--ignore FILE_PATH_CHANGES)
+	local p=$1 name key rc ignore=(--ignore FILE_PATH_CHANGES)
 
 	name=${p#"$series"/}; name=${name//\//_}
 	# a backport names its upstream commit, which this tree does not have
 	grep -qE '^commit [0-9a-f]{40} upstream\.$' "$p" && ignore+=(--ignore UNKNOWN_COMMIT_ID)
+	# the verdict of an unchanged patch by an unchanged checkpatch is
+	# kept: the patch without its first line (the commit's id), the
+	# script, its word lists and the options
+	key=$( { sed 1d "$p"; echo "${ignore[*]}"; cat "$SRC/scripts/checkpatch.pl" \
+		"$SRC/scripts/spelling.txt" "$SRC/scripts/const_structs.checkpatch"; } |
+		sha256sum | cut -c 1-32)
+	if [ -f "$CHECKPATCH_CACHE/$key.rc" ]; then
+		cp "$CHECKPATCH_CACHE/$key.out" "$log/$name.checkpatch"
+		cp "$CHECKPATCH_CACHE/$key.rc" "$log/$name.checkpatch.rc"
+		return
+	fi
 	(cd "$SRC" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict --quiet "${ignore[@]}" "$p") \
 		> "$log/$name.checkpatch" 2>&1
-	echo $? > "$log/$name.checkpatch.rc"
+	rc=$?
+	echo $rc > "$log/$name.checkpatch.rc"
+	# a verdict (0 clean, 1 findings) is kept; a failure to run is not
+	[ $rc -le 1 ] && mkdir -p "$CHECKPATCH_CACHE" 2> /dev/null &&
+		cp "$log/$name.checkpatch" "$CHECKPATCH_CACHE/$key.out.$$" &&
+		mv "$CHECKPATCH_CACHE/$key.out.$$" "$CHECKPATCH_CACHE/$key.out" &&
+		cp "$log/$name.checkpatch.rc" "$CHECKPATCH_CACHE/$key.rc.$$" &&
+		mv "$CHECKPATCH_CACHE/$key.rc.$$" "$CHECKPATCH_CACHE/$key.rc"
 }
 # one checkpatch per core (it is single-threaded perl), verdicts in order
 export -f checkpatch_one
-export SRC log series
+export SRC log series CHECKPATCH_CACHE
 printf '%s\n' $patches | xargs -P "$(nproc)" -I{} bash -c 'checkpatch_one "$1"' _ {}
 for p in $patches; do
 	name=${p#"$series"/}; name=${name//\//_}
