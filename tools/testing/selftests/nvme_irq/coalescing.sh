@@ -224,16 +224,6 @@ noirq_actuator_still_none() {
 		all_say actuator none
 }
 
-# the value nvme get-feature prints last, as a number; -1 if none
-feat() {
-	local v
-
-	v=$(nvme get-feature "/dev/$1" "${@:2}" 2> /dev/null |
-		grep -oE 'value:(0x)?[0-9a-fA-F]+' | tail -n 1)
-	v=${v#value:}
-	[ -n "$v" ] || { echo -1; return 1; }
-	echo $((16#${v#0x}))
-}
 # every controller reports Feature 08h changeable (supported capabilities)
 probe_device() {
 	local c cap

@@ -74,17 +74,6 @@ loaded() {
 	return $rc
 }
 
-# the device's Feature 08h now, as a number; -1 if it does not answer
-dev_08h() {
-	local v
-
-	v=$(nvme get-feature "/dev/$CTRL" -f 8 2> /dev/null |
-		grep -oE 'value:(0x)?[0-9a-fA-F]+' | tail -n 1)
-	v=${v#value:}
-	[ -n "$v" ] || { echo -1; return; }
-	echo $((16#${v#0x}))
-}
-
 ignored_run() {
 	mark_dmesg
 	ignore 1 && reset_ctrl || return 1
@@ -93,7 +82,7 @@ ignored_run() {
 	ignored_feat=$(key feature_08h)
 	ignored_actuator=$(key actuator)
 	ignored_dw11=$(key feature_08h_dw11)
-	ignored_dev=$(dev_08h)
+	ignored_dev=$(feat "$CTRL" -f 8)
 	ignored_delay=$max_delay
 	ignored_logs=$(dmesg_since |
 		grep -c "$CTRL: interrupt coalescing: Feature 08h .* accepted but not applied")
@@ -184,10 +173,8 @@ if [ -z "${NVME_IRQ_QMP:-}" ] || ! dev=$("$NVME_IRQ_QMP" dev "$CTRL" 2> /dev/nul
 fi
 # Get Features 08h, supported capabilities: changeable (QEMU's
 # irq-coalescing=on) or not
-cap=$(nvme get-feature "/dev/$CTRL" -f 8 -s 3 2> /dev/null |
-	grep -oE 'value:(0x)?[0-9a-fA-F]+' | tail -n 1)
-cap=${cap#value:}
-if [ -z "$cap" ] || [ $((16#${cap#0x} & 4)) -eq 0 ]; then
+cap=$(feat "$CTRL" -f 8 -s 3)
+if [ $((cap & 4)) -eq 0 ] || [ "$cap" -lt 0 ]; then
 	ktap_skip_all "$CTRL does not let Feature 08h be changed (QEMU without irq-coalescing=on)"
 	exit "$KSFT_SKIP"
 fi

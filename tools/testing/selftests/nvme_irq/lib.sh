@@ -444,3 +444,15 @@ wait_ctrl_live() {
 	done
 	return 1
 }
+
+# feat CTRL ARGS...: the value nvme get-feature ARGS prints last for
+# controller CTRL, as a number; -1, and false, if none
+feat() {
+	local v
+
+	v=$(nvme get-feature "/dev/$1" "${@:2}" 2> /dev/null |
+		grep -oE 'value:(0x)?[0-9a-fA-F]+' | tail -n 1)
+	v=${v#value:}
+	[ -n "$v" ] || { echo -1; return 1; }
+	echo $((16#${v#0x}))
+}

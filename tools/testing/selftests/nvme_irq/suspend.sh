@@ -38,17 +38,6 @@ key() {		# key KEY: the controller's KEY in its coalescing file
 	awk -v k="$1:" '$1 == k { print $2 }' "$DBG/$CTRL/coalescing"
 }
 
-# the device's Feature 08h now, as a number; -1 if it does not answer
-dev_08h() {
-	local v
-
-	v=$(nvme get-feature "/dev/$CTRL" -f 8 2> /dev/null |
-		grep -oE 'value:(0x)?[0-9a-fA-F]+' | tail -n 1)
-	v=${v#value:}
-	[ -n "$v" ] || { echo -1; return; }
-	echo $((16#${v#0x}))
-}
-
 # carried: the driver moderates a queue through the controller, and the
 # controller reads back a non-zero 08h; tried for up to $1 seconds
 carried() {
@@ -56,7 +45,7 @@ carried() {
 
 	for t in $(seq $(($1 * 5))); do
 		if [ "$(key actuator)" = device ] && [ "$(key feature_08h_dw11)" != 0x0 ] &&
-		   [ "$(dev_08h)" -gt 0 ]; then
+		   [ "$(feat "$CTRL" -f 8)" -gt 0 ]; then
 			return 0
 		fi
 		pause 0.2
@@ -90,7 +79,7 @@ suspend_run() {
 	carried 15
 	before=$?
 	ktap_print_msg "before: actuator $(key actuator), 08h $(key feature_08h_dw11)," \
-		"read back $(dev_08h)"
+		"read back $(feat "$CTRL" -f 8)"
 	mark_dmesg
 	echo 1 > "$INST/tracing_on"
 	echo devices > /sys/power/pm_test
@@ -107,7 +96,7 @@ suspend_run() {
 	carried 15
 	after=$?
 	ktap_print_msg "after: actuator $(key actuator), 08h $(key feature_08h_dw11)," \
-		"read back $(dev_08h)"
+		"read back $(feat "$CTRL" -f 8)"
 	wait "$pid"
 	fio_rc=$?
 	sed -n 's/^# /# load: /p' "$WORK/load.out"
@@ -199,10 +188,8 @@ if [ -z "$npss" ] || [ "$npss" = 0 ]; then
 	ktap_skip_all "$CTRL has no power state but 0: a suspend shuts it down"
 	exit "$KSFT_SKIP"
 fi
-cap=$(nvme get-feature "/dev/$CTRL" -f 8 -s 3 2> /dev/null |
-	grep -oE 'value:(0x)?[0-9a-fA-F]+' | tail -n 1)
-cap=${cap#value:}
-if [ -z "$cap" ] || [ $((16#${cap#0x} & 4)) -eq 0 ]; then
+cap=$(feat "$CTRL" -f 8 -s 3)
+if [ $((cap & 4)) -eq 0 ] || [ "$cap" -lt 0 ]; then
 	ktap_skip_all "$CTRL does not let Feature 08h be changed (QEMU without irq-coalescing=on)"
 	exit "$KSFT_SKIP"
 fi
