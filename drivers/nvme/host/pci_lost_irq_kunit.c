@@ -240,6 +240,9 @@ static int irqs_off_fn(void *data)
 	return 0;
 }
 
+/* a healthy CPU's answer: long enough for any host to run the vCPU */
+#define ANSWERS	MS(2000)
+
 /*
  * The recovery asks the vector's CPU before it blames the interrupt path: a
  * CPU with interrupts off does not answer in time, and is not asked again
@@ -260,7 +263,11 @@ static void probe_tells_a_cpu_with_interrupts_off(struct kunit *test)
 	other = cpumask_any_but(cpu_online_mask, here);
 	if (other >= nr_cpu_ids)
 		kunit_skip(test, "needs two online CPUs");
-	KUNIT_EXPECT_TRUE(test, nvme_lost_irq_probe_cpu_responds(p, other, MS(5)));
+	/*
+	 * A CPU taking interrupts answers at once, but a vCPU the host does
+	 * not run for a while does not: no deadline here for the answer.
+	 */
+	KUNIT_EXPECT_TRUE(test, nvme_lost_irq_probe_cpu_responds(p, other, ANSWERS));
 
 	init_completion(&o.off);
 	t = kthread_create(irqs_off_fn, &o, "nvme-probe-test");
@@ -274,7 +281,7 @@ static void probe_tells_a_cpu_with_interrupts_off(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, nvme_lost_irq_probe_cpu_responds(p, other, MS(5)));
 	nvme_lost_irq_probe_sync(p);
 	KUNIT_EXPECT_GE(test, p->answered_ns - p->sent_ns, MS(5));
-	KUNIT_EXPECT_TRUE(test, nvme_lost_irq_probe_cpu_responds(p, other, MS(5)));
+	KUNIT_EXPECT_TRUE(test, nvme_lost_irq_probe_cpu_responds(p, other, ANSWERS));
 	nvme_lost_irq_probe_sync(p);
 	kthread_stop(t);
 	put_task_struct(t);
