@@ -22,31 +22,37 @@ variants=(
 	"debugfs-off:CONFIG_DEBUG_FS"
 	"preempt-rt:+CONFIG_EXPERT +CONFIG_PREEMPT_RT"
 )
+# one folder for all of them: the host tools, objtool and the kconfig
+# programs are built once; a variant's configuration rebuilds what depends
+# on it (ccache keeps each variant's objects from one run to the next)
+out=$(kbuild_dir matrix)
+mkdir -p "$out"
+kmake() {
+	make -C "$SRC" O="$out" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
+		-j"$(nproc)" "$@"
+}
+# the test configuration without its debug options: tinyconfig and the
+# selftest fragment, made once (tinyconfig alone takes 15 s)
+frag=$TOP/tools/testing/selftests/nvme_irq/config
+if ! cmp -s "$frag" "$out/.fragment" || [ ! -f "$out/.config.base" ]; then
+	kmake -s tinyconfig > /dev/null 2>&1
+	(cd "$SRC" && ARCH=x86_64 KCONFIG_CONFIG="$out/.config" \
+		scripts/kconfig/merge_config.sh -m -O "$out" "$out/.config" \
+		"$frag" > /dev/null 2>&1)
+	kmake -s olddefconfig > /dev/null 2>&1
+	cp "$out/.config" "$out/.config.base"
+	cp "$frag" "$out/.fragment"
+fi
 for v in "${variants[@]}"; do
 	name=${v%%:*} opts=${v#*:}
-	out=$(kbuild_dir "matrix-$name")
-	mkdir -p "$out"
-	{
-		grep -vE "^($(echo $opts | tr -d + | tr ' ' '|'))=" "$TOP/tools/testing/selftests/nvme_irq/config"
-		for opt in $opts; do
-			case $opt in
-			+*)	echo "${opt#+}=y" ;;
-			*)	echo "# $opt is not set" ;;
-			esac
-		done
-	} > "$out/.fragment.new"
-	kmake() {
-		make -C "$SRC" O="$out" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
-			-j"$(nproc)" "$@"
-	}
-	if ! cmp -s "$out/.fragment.new" "$out/.fragment" || [ ! -f "$out/.config" ]; then
-		kmake -s tinyconfig > /dev/null 2>&1
-		(cd "$SRC" && ARCH=x86_64 KCONFIG_CONFIG="$out/.config" \
-			scripts/kconfig/merge_config.sh -m -O "$out" "$out/.config" \
-			"$out/.fragment.new" > /dev/null 2>&1)
-		kmake -s olddefconfig > /dev/null 2>&1
-		mv "$out/.fragment.new" "$out/.fragment"
-	fi
+	cp "$out/.config.base" "$out/.config"
+	for opt in $opts; do
+		case $opt in
+		+*)	"$SRC/scripts/config" --file "$out/.config" -e "${opt#+CONFIG_}" ;;
+		*)	"$SRC/scripts/config" --file "$out/.config" -d "${opt#CONFIG_}" ;;
+		esac
+	done
+	kmake -s olddefconfig > /dev/null 2>&1
 	on=$(for opt in $opts; do
 		case $opt in
 		+*)	grep -q "^${opt#+}=y" "$out/.config" || echo "${opt#+} (not on)" ;;
@@ -59,14 +65,14 @@ for v in "${variants[@]}"; do
 	fi
 	# rebuild the series' objects so that their warnings are seen again
 	find "$out/drivers/nvme/host" "$out/kernel/irq" -name '*.o' -delete 2> /dev/null
-	kmake W=1 "${dirs[@]}" > "$out/build.log" 2>&1
+	kmake W=1 "${dirs[@]}" > "$out/build-$name.log" 2>&1
 	rc=$?
-	warn=$(grep -cE 'warning:|error:' "$out/build.log")
+	warn=$(grep -cE 'warning:|error:' "$out/build-$name.log")
 	if [ $rc -eq 0 ] && [ "$warn" -eq 0 ]; then
 		echo "pass static: config matrix $name: drivers/nvme/host, kernel/irq build W=1 clean"
 	else
-		echo "fail static: config matrix $name: exit $rc, $warn warning(s) (see $out/build.log)"
-		grep -E 'warning:|error:' "$out/build.log" | head -5 | sed 's/^/    /' >&2
+		echo "fail static: config matrix $name: exit $rc, $warn warning(s) (see $out/build-$name.log)"
+		grep -E 'warning:|error:' "$out/build-$name.log" | head -5 | sed 's/^/    /' >&2
 	fi
 done
 exit 0

@@ -159,12 +159,12 @@ make -k -C "$SRC" O="$test_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${new_objs[@
 if [ ${#old_objs[@]} -gt 0 ] && ! at_base 2> "$log/at-base.err"; then
 	echo "fail static$BASE_TAG: sparse: build/linux could not be checked out at base: $(< "$log/at-base.err")"
 elif [ ${#old_objs[@]} -gt 0 ]; then
-	mkdir -p "$stock_out"
+	# a copy of the test kernel's folder: configured and prepared (host
+	# tools, objtool), and the stock files' objects are built again
+	# because the checkout at base made them newer
 	if ! cmp -s "$test_out/.config" "$stock_out/.config.src" 2>/dev/null; then
-		cp "$test_out/.config" "$stock_out/.config"
+		seed_kbuild "$test_out" "$stock_out"
 		cp "$test_out/.config" "$stock_out/.config.src"
-		make -s -C "$SRC" O="$stock_out" ARCH=x86_64 CC="ccache gcc" \
-			olddefconfig prepare -j"$(nproc)" > "$log/stock-prepare.log" 2>&1
 	fi
 	make -k -C "$SRC" O="$stock_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${old_objs[@]}" 2>&1 |
 		normalise > "$log/sparse-old"

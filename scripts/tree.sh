@@ -155,7 +155,9 @@ parse_series() {
 
 # add_overlay_file PATH I: the overlay holds the series' last version of
 # PATH; patch I adds the version before the hunks that later patches carry
-# for it, which are undone here from the last patch back.
+# for it, which are undone here from the last patch back.  Prints the
+# file's line for git update-index --index-info (one update of the
+# kernel-sized index per patch, not one per file).
 add_overlay_file() {
 	local path=$1 i=$2 mode=100644 blob j work
 	[ -x "$TOP/$path" ] && mode=100755
@@ -169,7 +171,7 @@ add_overlay_file() {
 			die "patch ${PATCHES[$j]##*/}'s hunks for $path do not undo on the overlay's version"
 	done
 	blob=$(git hash-object -w "$work/$path")
-	git update-index --add --cacheinfo "$mode,$blob,$path"
+	printf '%s %s\t%s\n' "$mode" "$blob" "$path"
 }
 
 build_commits() {
@@ -219,7 +221,8 @@ build_commits() {
 			else
 				add_overlay_file "$f" "$i"
 			fi
-		done
+		done > "$tmp/index-info"
+		git update-index --add --index-info < "$tmp/index-info"
 		if [ -n "${COMPAT[$i]}" ]; then
 			if ! git apply --cached --whitespace=error-all "${COMPAT[$i]}" 2> "$tmp/err"; then
 				sed 's/^/    /' "$tmp/err" >&2
@@ -267,10 +270,25 @@ if [ "$(git symbolic-ref -q HEAD)" = refs/heads/series ] &&
 fi
 
 parse_series
+# what the tree is made of: the patches, the base's own and the overlay's
+# files.  A tree made of the same, checked out unchanged, is not made again
+# (make check exports the series right after materialising it).
+key=$( { printf '%s\n' "$BASE" "${PATCHES[@]}" "${BASEFILE[@]}" $(printf '%s\n' ${FILES[@]} | sort -u)
+	cat "$TOP/scripts/tree.sh" "$TOP/scripts/base_patch.py" "${BASE_PATCHES:-$TOP/patches}/series" "$series" \
+		"${PATCHES[@]}" ${BASEFILE[@]}
+	(cd "$TOP" && find ${FILES[@]} -type f | sort | xargs cat) } | sha256sum | cut -c 1-32)
+if [ "$(git config nvme-irq.inputs || true)" = "$key" ] &&
+   [ "$(git symbolic-ref -q HEAD)" = refs/heads/series ] &&
+   [ "$(git rev-parse -q --verify series)" = "$(git rev-parse -q --verify refs/overlay/applied)" ] &&
+   [ -z "$(git status --porcelain --untracked-files=no)" ]; then
+	note "${SRC#"$TOP"/} is at $(git log -1 --format='%h %s') (up to date)"
+	exit 0
+fi
 note "applying ${#PATCHES[@]} patches from ${BASE_PATCHES:-$TOP/patches}/series"
 build_commits
 git update-ref refs/heads/series "$TIP"
 git update-ref refs/overlay/applied "$TIP"	# what make refresh compares against
 git symbolic-ref HEAD refs/heads/series
 git reset -q --hard
+git config nvme-irq.inputs "$key"
 note "${SRC#"$TOP"/} is at $(git log -1 --format='%h %s')"
