@@ -26,11 +26,13 @@ struct nvme_ctrl;
 #define NVME_COAL_MAX_CMDS	4
 /*
  * Set Features commands a controller is sent over time: a burst of up to
- * NVME_COAL_CMD_BURST (enough to exempt the vectors of 15 queues and
- * switch 08h on at once), then one per NVME_COAL_CMD_INTERVAL_MS.  A
- * steady load needs none; a queue that engages and is released every
- * period would otherwise cost 20 a second, and consumer firmware is not
- * made for a stream of admin commands.
+ * NVME_COAL_CMD_BURST, NVME_COAL_MAX_CMDS a period (exempting the vectors
+ * of 15 queues and switching 08h on takes four periods), then one per
+ * NVME_COAL_CMD_INTERVAL_MS: a controller with more unmoderated vectors
+ * waits a second more per eight before 08h goes on.  A steady load needs
+ * none; a queue that engages and is released every period would otherwise
+ * cost 20 a second, and consumer firmware is not made for a stream of
+ * admin commands.
  */
 #define NVME_COAL_CMD_BURST		16
 #define NVME_COAL_CMD_INTERVAL_MS	125

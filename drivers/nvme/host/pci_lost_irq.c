@@ -213,16 +213,23 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_probe_cpu_responds);
 /*
  * Do the stuck completions wait for their CPU rather than for a lost
  * interrupt?  They do if the vector's CPU does not run an IPI in time.
- * Context: the recovery work.
+ * *@here: the vector's CPU is the one running the recovery (one queue per
+ * CPU, the usual mapping): it takes interrupts, and has run any it held
+ * back before its work could run, so it is not asked.  A vector of no
+ * known CPU (no effective affinity) is not asked either: its completions
+ * are blamed on the interrupt path.
+ * Context: the recovery work, bound to the CPU its check ran on.
  */
-static bool lost_irq_cpu_blocked(struct nvme_lost_irq *li, int *cpu)
+static bool lost_irq_cpu_blocked(struct nvme_lost_irq *li, int *cpu,
+				 bool *here)
 {
 	struct irq_data *d = irq_get_irq_data(nvme_pci_irq(li->nvmeq));
 	const struct cpumask *m;
 
 	m = d ? irq_data_get_effective_affinity_mask(d) : NULL;
 	*cpu = m ? cpumask_first(m) : nr_cpu_ids;
-	if (*cpu >= nr_cpu_ids)
+	*here = *cpu == raw_smp_processor_id();
+	if (*cpu >= nr_cpu_ids || *here)
 		return false;
 	if (!nvme_lost_irq_probe_cpu_responds(&li->probe, *cpu,
 					      LOST_IRQ_CPU_PROMPT_NS))
@@ -287,7 +294,10 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	case NVME_LOST_IRQ_IDLE:
 		return HRTIMER_NORESTART;
 	case NVME_LOST_IRQ_STUCK:
-		li->stall_ns = s.now_ns - li->watch.since_ns;
+		/* the verdict's queue state: queue_work() orders it */
+		WRITE_ONCE(li->stall_ns, s.now_ns - li->watch.since_ns);
+		WRITE_ONCE(li->stuck_irqs, s.irqs);
+		WRITE_ONCE(li->stuck_head, s.head);
 		queue_work(nvme_lost_irq_wq, &li->work);
 		break;
 	case NVME_LOST_IRQ_LATE:
@@ -355,12 +365,21 @@ static void lost_irq_work_fn(struct work_struct *work)
 {
 	struct nvme_lost_irq *li = container_of(work, struct nvme_lost_irq, work);
 	struct nvme_lost_irq_sample s = { };
-	u64 stall_ns = li->stall_ns;
-	bool blocked;
+	u64 stall_ns = READ_ONCE(li->stall_ns);
+	bool blocked, here;
 	int reaped, cpu;
 	u32 irqs;
 
 	if (!READ_ONCE(li->active))
+		return;
+	/*
+	 * Reap only what the check found stuck: a handler that ran since (a
+	 * late interrupt) or a drain took it, and what is posted now may wait
+	 * for an interrupt the moderation holds.
+	 */
+	nvme_pci_cq_sample(li->nvmeq, &s);
+	if (s.irqs != READ_ONCE(li->stuck_irqs) ||
+	    s.head != READ_ONCE(li->stuck_head))
 		return;
 	/*
 	 * Ask before the reap: a CPU that turns interrupts back on while it
@@ -371,10 +390,9 @@ static void lost_irq_work_fn(struct work_struct *work)
 	 * answer comes, or the wait for a CPU that takes none; an answer, the
 	 * wait for the interrupt held back, if any.
 	 */
-	nvme_pci_cq_sample(li->nvmeq, &s);
 	irqs = s.irqs;
-	blocked = lost_irq_cpu_blocked(li, &cpu);
-	if (!blocked) {
+	blocked = lost_irq_cpu_blocked(li, &cpu, &here);
+	if (!blocked && !here) {
 		usleep_range(LOST_IRQ_HELD_BACK_US, 2 * LOST_IRQ_HELD_BACK_US);
 		nvme_pci_cq_sample(li->nvmeq, &s);
 		if (s.irqs != irqs)

@@ -122,6 +122,8 @@ struct nvme_lost_irq_probe {
  * @level: the vector is a level-triggered line (INTx)
  * @active: started and not stopped; changed under the queue's sq_lock
  * @stall_ns: how long the completion the last check found stuck had waited
+ * @stuck_irqs: interrupts serviced when that check found it stuck
+ * @stuck_head: the CQ head then: the recovery reaps only if neither moved
  * @checks: statistics, single writer each: checks made
  * @delayed: checks that ran more than two and a half periods after the
  *	previous one
@@ -144,6 +146,8 @@ struct nvme_lost_irq {
 	bool level;
 	bool active;
 	u64 stall_ns;
+	u32 stuck_irqs;
+	u16 stuck_head;
 	u64 checks;
 	u64 delayed;
 	u64 late;
@@ -203,12 +207,14 @@ static inline bool nvme_lost_irq_dropped(struct nvme_lost_irq *li)
  * nvme_lost_irq_arm() - commands were submitted: make sure a check comes
  * @li: the queue's poller state
  *
- * Context: any, with the queue's sq_lock held.  Costs a full barrier and a
- * test of the timer, and a patched-out branch when the poller is off.
+ * Context: any, with the queue's sq_lock held.  On a queue the poller
+ * watches, costs a full barrier and a test of the timer; a patched-out
+ * branch when the poller is off, a test of @li->active on a queue it does
+ * not watch (polled queues).
  */
 static inline void nvme_lost_irq_arm(struct nvme_lost_irq *li)
 {
-	if (!static_branch_likely(&nvme_lost_irq_on))
+	if (!static_branch_likely(&nvme_lost_irq_on) || !li->active)
 		return;
 	/*
 	 * The submission (sq_tail) before the timer test, paired with the
@@ -219,8 +225,7 @@ static inline void nvme_lost_irq_arm(struct nvme_lost_irq *li)
 	 * io_timeout.
 	 */
 	smp_mb();
-	if (li->active && READ_ONCE(nvme_lost_irq_poll_ms) &&
-	    !hrtimer_is_queued(&li->timer))
+	if (READ_ONCE(nvme_lost_irq_poll_ms) && !hrtimer_is_queued(&li->timer))
 		nvme_lost_irq_start_timer(li);
 }
 
