@@ -172,8 +172,12 @@ static struct nvme_coal_queue *nvme_coal_next(struct nvme_coal_ctrl *cc,
  */
 void nvme_coal_kick(struct nvme_coal_ctrl *cc)
 {
+	/*
+	 * nvme_wq, not a system workqueue: the work sends admin commands and
+	 * may wait an admin timeout for an answer.
+	 */
 	if (!test_and_set_bit(NVME_COAL_RUNNING, &cc->flags))
-		queue_delayed_work(system_percpu_wq, &cc->work,
+		queue_delayed_work(nvme_wq, &cc->work,
 				   msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms)));
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_kick);
@@ -739,7 +743,7 @@ static void nvme_coal_work(struct work_struct *work)
 	    test_bit(NVME_COAL_SUSPENDED, &cc->flags))
 		return;
 	if (more) {
-		queue_delayed_work(system_percpu_wq, &cc->work,
+		queue_delayed_work(nvme_wq, &cc->work,
 				   msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms)));
 		return;
 	}
