@@ -36,9 +36,11 @@ checkpatch_one() {
 	# a backport names its upstream commit, which this tree does not have
 	grep -qE '^commit [0-9a-f]{40} upstream\.$' "$p" && ignore+=(--ignore UNKNOWN_COMMIT_ID)
 	# the verdict of an unchanged patch by an unchanged checkpatch is
-	# kept: the patch without its first line (the commit's id), the
-	# script, its word lists and the options
-	key=$( { sed 1d "$p"; echo "${ignore[*]}"; cat "$SRC/scripts/checkpatch.pl" \
+	# kept: the patch without its first line (the commit's id) and its
+	# message ids (format-patch puts the time in them), the script, its
+	# word lists and the options
+	key=$( { sed -E '1d; /^(Message-Id|In-Reply-To|References): </d' "$p"
+		echo "${ignore[*]}"; cat "$SRC/scripts/checkpatch.pl" \
 		"$SRC/scripts/spelling.txt" "$SRC/scripts/const_structs.checkpatch"; } |
 		sha256sum | cut -c 1-32)
 	if [ -f "$CHECKPATCH_CACHE/$key.rc" ]; then
@@ -151,7 +153,11 @@ for f in $(git -C "$SRC" diff --name-only --diff-filter=AM base series -- '*.c')
 	new_objs+=("${f%.c}.o")
 	git -C "$SRC" cat-file -e "base:$f" 2> /dev/null && old_objs+=("${f%.c}.o")
 done
-make -k -C "$SRC" O="$test_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${new_objs[@]}" 2>&1 |
+# the kernels' compiler (a CC of its own would rebuild the objects, and
+# without ccache): only sparse runs on every object each time
+export CCACHE_BASEDIR=$BASE_BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
+kcc=(CC="ccache gcc" HOSTCC="ccache gcc")
+make -k -C "$SRC" O="$test_out" ARCH=x86_64 "${kcc[@]}" C=2 W=1 $(test_kflags) "${new_objs[@]}" 2>&1 |
 	normalise > "$log/sparse-new"
 # the stock versions: build/linux at base (lib.sh: at_base), the test
 # kernel's configuration
@@ -166,7 +172,8 @@ elif [ ${#old_objs[@]} -gt 0 ]; then
 		seed_kbuild "$test_out" "$stock_out"
 		cp "$test_out/.config" "$stock_out/.config.src"
 	fi
-	make -k -C "$SRC" O="$stock_out" ARCH=x86_64 C=2 W=1 $(test_kflags) "${old_objs[@]}" 2>&1 |
+	make -k -C "$SRC" O="$stock_out" ARCH=x86_64 "${kcc[@]}" C=2 W=1 $(test_kflags) \
+		"${old_objs[@]}" 2>&1 |
 		normalise > "$log/sparse-old"
 	back_from_base ||
 		echo "fail static$BASE_TAG: build/linux could not be checked out back at the series"
