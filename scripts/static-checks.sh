@@ -39,7 +39,7 @@ checkpatch_one() {
 	# kept: the patch without its first line (the commit's id) and its
 	# message ids (format-patch puts the time in them), the script, its
 	# word lists and the options
-	key=$( { sed -E '1d; /^(Message-Id|In-Reply-To|References): </d' "$p"
+	key=$( { sed -E '1d; /^(Message-Id|In-Reply-To|References): </Id' "$p"
 		echo "${ignore[*]}"; cat "$SRC/scripts/checkpatch.pl" \
 		"$SRC/scripts/spelling.txt" "$SRC/scripts/const_structs.checkpatch"; } |
 		sha256sum | cut -c 1-32)

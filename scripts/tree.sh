@@ -270,13 +270,16 @@ if [ "$(git symbolic-ref -q HEAD)" = refs/heads/series ] &&
 fi
 
 parse_series
-# what the tree is made of: the patches, the base's own and the overlay's
-# files.  A tree made of the same, checked out unchanged, is not made again
-# (make check exports the series right after materialising it).
-key=$( { printf '%s\n' "$BASE" "${PATCHES[@]}" "${BASEFILE[@]}" $(printf '%s\n' ${FILES[@]} | sort -u)
-	cat "$TOP/scripts/tree.sh" "$TOP/scripts/base_patch.py" "${BASE_PATCHES:-$TOP/patches}/series" "$series" \
-		"${PATCHES[@]}" ${BASEFILE[@]}
-	(cd "$TOP" && find ${FILES[@]} -type f | sort | xargs cat) } | sha256sum | cut -c 1-32)
+# what the tree is made of: the patches, the base's own, the overlay's
+# files and their modes (add_overlay_file commits the executable bit), and
+# who the commits are by.  A tree made of the same, checked out unchanged,
+# is not made again (make check exports the series right after
+# materialising it).
+key=$( { printf '%s\n' "$BASE" "$SERIES_AUTHOR" "${PATCHES[@]}" "${BASEFILE[@]}"
+	cat "$TOP/scripts/tree.sh" "$TOP/scripts/base_patch.py" \
+		"${BASE_PATCHES:-$TOP/patches}/series" "$series" "${PATCHES[@]}" ${BASEFILE[@]}
+	cd "$TOP" && find ${FILES[@]} -type f -printf '%m %p\n' | sort
+	find ${FILES[@]} -type f | sort | xargs cat; } | sha256sum | cut -c 1-32)
 if [ "$(git config nvme-irq.inputs || true)" = "$key" ] &&
    [ "$(git symbolic-ref -q HEAD)" = refs/heads/series ] &&
    [ "$(git rev-parse -q --verify series)" = "$(git rev-parse -q --verify refs/overlay/applied)" ] &&
