@@ -150,8 +150,25 @@ static bool irq_moderation_may_deliver(struct irq_desc *desc)
 }
 
 /*
+ * Does the vector target the CPU the timer runs on?  Pinned, the timer runs
+ * where the interrupt was held, unless that CPU went offline (the hotplug
+ * core moves its timers to another CPU); and the vector's affinity may have
+ * changed since.  A chip that reports no effective affinity: its affinity.
+ */
+static bool irq_moderation_on_target(struct irq_desc *desc)
+{
+	const struct cpumask *m;
+
+	m = irq_data_get_effective_affinity_mask(&desc->irq_data);
+	if (IS_ENABLED(CONFIG_GENERIC_IRQ_EFFECTIVE_AFF_MASK) && cpumask_empty(m))
+		m = irq_data_get_affinity_mask(&desc->irq_data);
+	return cpumask_test_cpu(smp_processor_id(), m);
+}
+
+/*
  * The timer may run the held interrupt's handlers itself, with nothing owed
- * to the chip or to power management: not while they run on another CPU
+ * to the chip or to power management: only on a CPU the vector targets (a
+ * retrigger delivers it there otherwise), not while they run on another CPU
  * (an affinity change), not on a vector armed for wakeup (the flow handler
  * turns its interrupt into a wakeup event during suspend), and not on a chip
  * that EOIs only handled interrupts (the hold left the EOI to the flow
@@ -166,7 +183,8 @@ static bool irq_moderation_may_run(struct irq_desc *desc)
 	return (desc->istate & IRQS_PENDING) &&
 	       !irqd_has_set(&desc->irq_data,
 			     IRQD_IRQ_INPROGRESS | IRQD_WAKEUP_ARMED) &&
-	       !(irq_desc_get_chip(desc)->flags & IRQCHIP_EOI_IF_HANDLED);
+	       !(irq_desc_get_chip(desc)->flags & IRQCHIP_EOI_IF_HANDLED) &&
+	       irq_moderation_on_target(desc);
 }
 
 /*
@@ -178,9 +196,7 @@ static bool irq_moderation_may_run(struct irq_desc *desc)
  * pass through the flow handler for every hold.  That path remains for the
  * cases irq_moderation_may_run() excludes and for a release from process
  * context.  A vector disabled or freed meanwhile keeps its pending bit:
- * enable_irq() replays it.  The handlers run on the CPU that held the
- * interrupt (or the one its timer migrated to), even if the vector's
- * affinity changed meanwhile, as a software resend would run them.
+ * enable_irq() replays it.
  */
 static void irq_moderation_release(struct irq_desc *desc,
 				   struct irq_moderation *m, bool run)

@@ -564,6 +564,45 @@ static void replay_timer_is_pinned(struct kunit *test)
 	fake_free(l, true);
 }
 
+/*
+ * A held interrupt whose vector meanwhile targets another CPU (its
+ * affinity changed, or its CPU went offline and the timer moved) is not
+ * run by the timer where it fires: it is retriggered, and the chip
+ * delivers it to the vector's target.
+ */
+static void replay_off_target_is_retriggered(struct kunit *test)
+{
+	struct fake_line *l = fake_request(test, handle_edge_irq);
+	struct irq_desc *desc = irq_to_desc(l->irq);
+	struct irq_moderation *m;
+	unsigned int cpu;
+	u64 end;
+
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu >= nr_cpu_ids) {
+		fake_free(l, true);
+		kunit_skip(test, "one CPU online");
+	}
+	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, HOLD_US), 0);
+	m = rcu_access_pointer(desc->moderation);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	fake_raise(l);
+	fake_raise(l);				/* held: the timer starts here */
+	KUNIT_EXPECT_EQ(test, l->runs, 1);
+	scoped_guard(raw_spinlock_irq, &desc->lock) {
+		irq_data_update_affinity(&desc->irq_data, cpumask_of(cpu));
+		irq_data_update_effective_affinity(&desc->irq_data,
+						   cpumask_of(cpu));
+	}
+	end = ktime_get_ns() + SETTLE_MS * NSEC_PER_MSEC;
+	while (READ_ONCE(l->runs) < 2 && ktime_get_ns() < end)
+		cpu_relax();
+	KUNIT_EXPECT_EQ(test, l->runs, 2);	/* delivered, not lost */
+	KUNIT_EXPECT_EQ(test, l->retriggers, 1);
+	KUNIT_EXPECT_EQ(test, m->replayed, 0);
+	fake_free(l, true);
+}
+
 /* A descriptor with one IRQF_SHARED handler, as pci_request_irq() makes. */
 static struct fake_line *fake_request_shared(struct kunit *test)
 {
@@ -951,6 +990,7 @@ static struct kunit_case irq_moderation_cases[] = {
 	KUNIT_CASE(rejects_unsafe_vectors),
 	KUNIT_CASE(refused_or_changed_allocates_nothing),
 	KUNIT_CASE(replay_timer_is_pinned),
+	KUNIT_CASE(replay_off_target_is_retriggered),
 	KUNIT_CASE(shared_flag_alone_is_accepted),
 	KUNIT_CASE(free_while_held),
 	KUNIT_CASE(dropped_with_the_handler_that_set_it),
