@@ -183,7 +183,7 @@ no_skip() {
 	done
 }
 no_skip default "$dir/default/kselftest.txt" apst_default.sh lost_msix.sh coalescing.sh \
-	timeout_inject.sh
+	timeout_inject.sh coalescing_ignored.sh
 
 # 2. non-default values of the series' parameters on the kernel command line
 params="nvme_core.default_ps_max_latency_us=100000 nvme.lost_irq_poll_ms=9"
@@ -326,7 +326,7 @@ if BASE=$b phase tree-$b "$TOP/scripts/tree.sh" &&
 	python3 "$TOP/scripts/ktap.py" "kunit ($b)" "$dir/default-$b/console.log" >> "$results"
 	python3 "$TOP/scripts/ktap.py" "kselftest ($b)" "$dir/default-$b/kselftest.txt" >> "$results"
 	no_skip "default-$b" "$dir/default-$b/kselftest.txt" apst_default.sh lost_msix.sh \
-		coalescing.sh timeout_inject.sh
+		coalescing.sh timeout_inject.sh coalescing_ignored.sh
 	# the vCPU stall: 6.12's hrtimers migrate to other CPUs unless pinned
 	BASE=$b boot "cpustall-$b" --queues 1 -- \
 		"$ksft_b/nvme_irq/cpu_stall.sh > \$RESULTS/cpu_stall.txt; cat \$RESULTS/cpu_stall.txt"
