@@ -150,19 +150,25 @@ static bool irq_moderation_may_deliver(struct irq_desc *desc)
 }
 
 /*
- * Does the vector target the CPU the timer runs on?  Pinned, the timer runs
- * where the interrupt was held, unless that CPU went offline (the hotplug
- * core moves its timers to another CPU); and the vector's affinity may have
- * changed since.  A chip that reports no effective affinity: its affinity.
+ * May the timer run the handlers on its CPU?  Pinned, it runs where the
+ * interrupt was held, unless that CPU went offline (the hotplug core moves
+ * its timers to another CPU); and the vector's affinity may have changed
+ * since.  A chip that reports no effective affinity: its affinity.  Only
+ * a chip that can retrigger the vector sends it to its target; without
+ * one, check_irq_resend() would resend it in software on this CPU, later,
+ * or drop it: the timer runs it here.
  */
-static bool irq_moderation_on_target(struct irq_desc *desc)
+static bool irq_moderation_on_target(struct irq_desc *desc,
+				     struct irq_moderation *m)
 {
-	const struct cpumask *m;
+	const struct cpumask *aff;
 
-	m = irq_data_get_effective_affinity_mask(&desc->irq_data);
-	if (IS_ENABLED(CONFIG_GENERIC_IRQ_EFFECTIVE_AFF_MASK) && cpumask_empty(m))
-		m = irq_data_get_affinity_mask(&desc->irq_data);
-	return cpumask_test_cpu(smp_processor_id(), m);
+	if (!m->retrigger)
+		return true;
+	aff = irq_data_get_effective_affinity_mask(&desc->irq_data);
+	if (IS_ENABLED(CONFIG_GENERIC_IRQ_EFFECTIVE_AFF_MASK) && cpumask_empty(aff))
+		aff = irq_data_get_affinity_mask(&desc->irq_data);
+	return cpumask_test_cpu(smp_processor_id(), aff);
 }
 
 /*
@@ -178,13 +184,14 @@ static bool irq_moderation_on_target(struct irq_desc *desc)
  * IRQD_IRQ_INPROGRESS to clear; by then the timer has started a new quiet
  * time, and that interrupt is held in turn.
  */
-static bool irq_moderation_may_run(struct irq_desc *desc)
+static bool irq_moderation_may_run(struct irq_desc *desc,
+				   struct irq_moderation *m)
 {
 	return (desc->istate & IRQS_PENDING) &&
 	       !irqd_has_set(&desc->irq_data,
 			     IRQD_IRQ_INPROGRESS | IRQD_WAKEUP_ARMED) &&
 	       !(irq_desc_get_chip(desc)->flags & IRQCHIP_EOI_IF_HANDLED) &&
-	       irq_moderation_on_target(desc);
+	       irq_moderation_on_target(desc, m);
 }
 
 /*
@@ -212,7 +219,7 @@ static void irq_moderation_release(struct irq_desc *desc,
 				     !!(desc->istate & IRQS_PENDING));
 	if (!irq_moderation_may_deliver(desc))
 		return;
-	if (run && irq_moderation_may_run(desc)) {
+	if (run && irq_moderation_may_run(desc, m)) {
 		m->replayed++;
 		/* the replay is the held interrupt's run: a quiet time */
 		m->runs++;
@@ -301,6 +308,22 @@ static int irq_moderation_check(struct irq_desc *desc)
  * handler.  Process context, desc->request_mutex held: a device's reset path
  * waits for that mutex in free_irq(), so reclaim must not wait for I/O here.
  */
+/* Can the chip or a parent retrigger @desc?  desc->request_mutex held. */
+static bool irq_moderation_can_retrigger(struct irq_desc *desc)
+{
+	struct irq_data *d = &desc->irq_data;
+
+	if (d->chip->irq_retrigger)
+		return true;
+#ifdef CONFIG_IRQ_DOMAIN_HIERARCHY
+	for (d = d->parent_data; d; d = d->parent_data) {
+		if (d->chip && d->chip->irq_retrigger)
+			return true;
+	}
+#endif
+	return false;
+}
+
 static struct irq_moderation *irq_moderation_alloc(struct irq_desc *desc)
 {
 	unsigned int noio = memalloc_noio_save();
@@ -314,6 +337,7 @@ static struct irq_moderation *irq_moderation_alloc(struct irq_desc *desc)
 	m->desc = desc;
 	m->owner = desc->action;
 	m->flow = desc->handle_irq;
+	m->retrigger = irq_moderation_can_retrigger(desc);
 	raw_spin_lock_irq(&desc->lock);
 	rcu_assign_pointer(desc->moderation, m);
 	raw_spin_unlock_irq(&desc->lock);
@@ -398,6 +422,7 @@ static int __irq_set_moderation(unsigned int irq, unsigned int old_us,
 	/* the handler and the flow handler just checked */
 	m->owner = desc->action;
 	m->flow = desc->handle_irq;
+	m->retrigger = irq_moderation_can_retrigger(desc);
 	/* the statistics count from the setting that starts holding */
 	if (!irqd_is_moderated(&desc->irq_data)) {
 		m->runs = 0;

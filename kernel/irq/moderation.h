@@ -32,6 +32,8 @@
  * @owner: the handler the setting was made for; compared, never followed
  * @flow: the flow handler the setting was checked against; a vector whose
  *	flow handler is changed afterwards is never held
+ * @retrigger: the chip or one of its parents can retrigger the vector: a
+ *	held interrupt can be sent to another CPU instead of run by @timer
  * @rcu: frees the state after readers of irq_get_moderation() are done
  * @delay_ns: the quiet time from each interrupt the handlers ran for; 0
  *	while the vector is only allowed
@@ -50,6 +52,7 @@ struct irq_moderation {
 	struct irq_desc *desc;
 	const struct irqaction *owner;
 	irq_flow_handler_t flow;
+	bool retrigger;
 	struct rcu_head rcu;
 	u64 delay_ns;
 	u64 quiet_until;

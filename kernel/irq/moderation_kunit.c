@@ -129,6 +129,16 @@ static struct irq_chip fake_chip_unstated = {
 	.irq_retrigger	= fake_retrigger,
 };
 
+/* masks and latches, but cannot retrigger: a held interrupt is not resent */
+static struct irq_chip fake_chip_noretrigger = {
+	.name		= "modtest-noretrigger",
+	.irq_mask	= fake_mask,
+	.irq_unmask	= fake_unmask,
+	.irq_ack	= fake_nop,
+	.irq_eoi	= fake_nop,
+	.flags		= IRQCHIP_SUPPORTS_MODERATION,
+};
+
 static struct irq_chip fake_chip_nomask = {
 	.name		= "modtest-nomask",
 	.irq_ack	= fake_nop,
@@ -565,42 +575,67 @@ static void replay_timer_is_pinned(struct kunit *test)
 }
 
 /*
- * A held interrupt whose vector meanwhile targets another CPU (its
- * affinity changed, or its CPU went offline and the timer moved) is not
- * run by the timer where it fires: it is retriggered, and the chip
- * delivers it to the vector's target.
+ * @l's vector targets @mask alone, as an affinity change makes it; NULL:
+ * back to a new descriptor's masks (a descriptor that is not freed keeps
+ * its effective affinity)
  */
-static void replay_off_target_is_retriggered(struct kunit *test)
+static void fake_target(struct fake_line *l, const struct cpumask *mask)
 {
-	struct fake_line *l = fake_request(test, handle_edge_irq);
 	struct irq_desc *desc = irq_to_desc(l->irq);
+
+	guard(raw_spinlock_irq)(&desc->lock);
+	irq_data_update_affinity(&desc->irq_data, mask ?: irq_default_affinity);
+	irq_data_update_effective_affinity(&desc->irq_data, mask ?: cpu_none_mask);
+}
+
+/*
+ * A held interrupt whose vector targets another CPU than the timer's (its
+ * affinity changed during the hold, or the holding CPU went offline and
+ * the timer moved) is retriggered, for the chip to send it to the target
+ * (the fake chip delivers it through an irq_work here), not run by the
+ * timer; a chip that cannot retrigger has it run by the timer all the
+ * same: a resend in software would run it on the same CPU, later.  The
+ * hold does not look at the affinity, so the vector is pointed away first.
+ */
+static void off_target_replay(struct kunit *test, struct irq_chip *chip,
+			      bool retriggered)
+{
+	struct fake_line *l = fake_alloc(test, chip, handle_edge_irq);
 	struct irq_moderation *m;
 	unsigned int cpu;
 	u64 end;
 
 	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
 	if (cpu >= nr_cpu_ids) {
-		fake_free(l, true);
+		fake_free(l, false);
 		kunit_skip(test, "one CPU online");
 	}
+	KUNIT_ASSERT_EQ(test, request_irq(l->irq, fake_handler, 0, "modtest", l), 0);
 	KUNIT_ASSERT_EQ(test, irq_set_moderation(l->irq, HOLD_US), 0);
-	m = rcu_access_pointer(desc->moderation);
+	m = rcu_access_pointer(irq_to_desc(l->irq)->moderation);
 	KUNIT_ASSERT_NOT_NULL(test, m);
+	fake_target(l, cpumask_of(cpu));
 	fake_raise(l);
 	fake_raise(l);				/* held: the timer starts here */
 	KUNIT_EXPECT_EQ(test, l->runs, 1);
-	scoped_guard(raw_spinlock_irq, &desc->lock) {
-		irq_data_update_affinity(&desc->irq_data, cpumask_of(cpu));
-		irq_data_update_effective_affinity(&desc->irq_data,
-						   cpumask_of(cpu));
-	}
 	end = ktime_get_ns() + SETTLE_MS * NSEC_PER_MSEC;
 	while (READ_ONCE(l->runs) < 2 && ktime_get_ns() < end)
 		cpu_relax();
 	KUNIT_EXPECT_EQ(test, l->runs, 2);	/* delivered, not lost */
-	KUNIT_EXPECT_EQ(test, l->retriggers, 1);
-	KUNIT_EXPECT_EQ(test, m->replayed, 0);
+	KUNIT_EXPECT_EQ(test, l->retriggers, retriggered ? 1 : 0);
+	KUNIT_EXPECT_EQ(test, m->replayed, retriggered ? 0 : 1);
+	fake_target(l, NULL);
 	fake_free(l, true);
+}
+
+static void replay_off_target_is_retriggered(struct kunit *test)
+{
+	off_target_replay(test, &fake_chip, true);
+}
+
+static void replay_off_target_without_retrigger_runs(struct kunit *test)
+{
+	off_target_replay(test, &fake_chip_noretrigger, false);
 }
 
 /* A descriptor with one IRQF_SHARED handler, as pci_request_irq() makes. */
@@ -991,6 +1026,7 @@ static struct kunit_case irq_moderation_cases[] = {
 	KUNIT_CASE(refused_or_changed_allocates_nothing),
 	KUNIT_CASE(replay_timer_is_pinned),
 	KUNIT_CASE(replay_off_target_is_retriggered),
+	KUNIT_CASE(replay_off_target_without_retrigger_runs),
 	KUNIT_CASE(shared_flag_alone_is_accepted),
 	KUNIT_CASE(free_while_held),
 	KUNIT_CASE(dropped_with_the_handler_that_set_it),
