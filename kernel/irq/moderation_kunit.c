@@ -583,9 +583,10 @@ static void fake_target(struct fake_line *l, const struct cpumask *mask)
 {
 	struct irq_desc *desc = irq_to_desc(l->irq);
 
-	guard(raw_spinlock_irq)(&desc->lock);
+	raw_spin_lock_irq(&desc->lock);
 	irq_data_update_affinity(&desc->irq_data, mask ?: irq_default_affinity);
 	irq_data_update_effective_affinity(&desc->irq_data, mask ?: cpu_none_mask);
+	raw_spin_unlock_irq(&desc->lock);
 }
 
 /*
