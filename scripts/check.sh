@@ -183,7 +183,7 @@ no_skip() {
 	done
 }
 no_skip default "$dir/default/kselftest.txt" apst_default.sh lost_msix.sh coalescing.sh \
-	timeout_inject.sh coalescing_ignored.sh
+	timeout_inject.sh coalescing_ignored.sh early_msix.sh
 
 # 2. non-default values of the series' parameters on the kernel command line
 params="nvme_core.default_ps_max_latency_us=100000 nvme.lost_irq_poll_ms=9"
@@ -326,7 +326,7 @@ if BASE=$b phase tree-$b "$TOP/scripts/tree.sh" &&
 	python3 "$TOP/scripts/ktap.py" "kunit ($b)" "$dir/default-$b/console.log" >> "$results"
 	python3 "$TOP/scripts/ktap.py" "kselftest ($b)" "$dir/default-$b/kselftest.txt" >> "$results"
 	no_skip "default-$b" "$dir/default-$b/kselftest.txt" apst_default.sh lost_msix.sh \
-		coalescing.sh timeout_inject.sh coalescing_ignored.sh
+		coalescing.sh timeout_inject.sh coalescing_ignored.sh early_msix.sh
 	# the vCPU stall: 6.12's hrtimers migrate to other CPUs unless pinned
 	BASE=$b boot "cpustall-$b" --queues 1 -- \
 		"$ksft_b/nvme_irq/cpu_stall.sh > \$RESULTS/cpu_stall.txt; cat \$RESULTS/cpu_stall.txt"
@@ -348,6 +348,15 @@ failed=$(grep -c '^fail ' "$results")
 skipped=$(grep -c '^skip ' "$results")
 echo
 grep '^fail ' "$results" | sed 's/^fail /FAILED: /'
+# CI keeps only the end of the output: the first report of each boot that
+# failed on one, with the 30 lines after it (RIP, call trace), goes last
+for f in "$dir"/*/console.log; do
+	grep -q "^fail vm: $(basename "$(dirname "$f")"): " "$results" || continue
+	n=$(grep -m 1 -nE -f <(grep -v '^#' "$TOP/scripts/splat/patterns") "$f" | cut -d: -f1)
+	[ -n "$n" ] || continue
+	echo "--- $(basename "$(dirname "$f")"): console from line $n"
+	sed -n "$((n > 5 ? n - 5 : 1)),$((n + 30))p" "$f" | tr -d '\r' | cut -c 1-160
+done
 echo "details: $results"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -56,11 +56,14 @@ int nvme_pci_knob_set(const struct nvme_pci_knob *knob, const char *buf);
  * @NVME_PCI_WARN_MODERATION: genirq refused nvme.irq_moderation_us
  * @NVME_PCI_WARN_COAL_GENIRQ: genirq refused a vector adaptive coalescing
  *	wanted to moderate
+ * @NVME_PCI_WARN_EARLY_IRQ: a completion interrupt came before its
+ *	completion was visible
  */
 enum nvme_pci_warn {
 	NVME_PCI_WARN_LOST_IRQ,
 	NVME_PCI_WARN_MODERATION,
 	NVME_PCI_WARN_COAL_GENIRQ,
+	NVME_PCI_WARN_EARLY_IRQ,
 };
 
 /**

@@ -269,6 +269,12 @@ void nvme_lost_irq_start_timer(struct nvme_lost_irq *li)
  */
 static struct workqueue_struct *nvme_lost_irq_wq;
 
+/* A recovery of another kind, on this CPU.  Context: any. */
+void nvme_lost_irq_queue_work(struct work_struct *work)
+{
+	queue_work(nvme_lost_irq_wq, work);
+}
+
 /* Context: hardirq (hard hrtimer). */
 static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 {
@@ -454,6 +460,9 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li,
 	nvme_lost_irq_probe_init(&li->probe);
 	INIT_WORK(&li->work, lost_irq_work_fn);
 	li->nvmeq = nvmeq;
+	/* the admin queue's AERs stay outstanding: it would always re-check */
+	if (nvme_pci_qid(nvmeq))
+		nvme_early_irq_start(&li->early, nvmeq);
 
 	/* with the submitters' lock, as nvme_lost_irq_aer_sent() counts */
 	spin_lock(sq_lock);
@@ -481,6 +490,7 @@ void nvme_lost_irq_stop(struct nvme_lost_irq *li)
 	hrtimer_cancel(&li->timer);
 	cancel_work_sync(&li->work);
 	nvme_lost_irq_probe_sync(&li->probe);
+	nvme_early_irq_stop(&li->early);
 }
 
 /* Context: process; the queues outlive the file (removed before them). */
@@ -489,6 +499,8 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	struct nvme_lost_irq_ctrl *lc = m->private;
 	u64 checks = 0, delayed = 0, late = 0, recoveries = 0, reaped = 0;
 	u64 max_stall = 0, blocked = 0;
+	u64 empty = 0, rechecks = 0, found = 0, early = 0, early_reaped = 0;
+	u64 max_wait = 0;
 	struct nvme_queue *nvmeq;
 	struct nvme_lost_irq *li;
 	unsigned int i;
@@ -502,6 +514,12 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 		reaped += READ_ONCE(li->reaped);
 		max_stall = max(max_stall, READ_ONCE(li->max_stall_ns));
 		blocked += READ_ONCE(li->cpu_blocked);
+		empty += READ_ONCE(li->early.empty);
+		rechecks += READ_ONCE(li->early.rechecks);
+		found += READ_ONCE(li->early.found);
+		early += READ_ONCE(li->early.recoveries);
+		early_reaped += READ_ONCE(li->early.reaped);
+		max_wait = max(max_wait, READ_ONCE(li->early.max_wait_ns));
 	}
 	seq_printf(m, "poll_ms: %u\n", READ_ONCE(nvme_lost_irq_poll_ms));
 	seq_printf(m, "checks: %llu\n", checks);
@@ -513,6 +531,15 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	seq_printf(m, "cpu_blocked: %llu\n", blocked);
 	seq_printf(m, "warned: %d\n",
 		   test_bit(NVME_PCI_WARN_LOST_IRQ, lc->warned));
+	seq_printf(m, "early_recheck_us: %u\n", nvme_early_irq_recheck_us);
+	seq_printf(m, "early_empty_runs: %llu\n", empty);
+	seq_printf(m, "early_rechecks: %llu\n", rechecks);
+	seq_printf(m, "early_found: %llu\n", found);
+	seq_printf(m, "early_recoveries: %llu\n", early);
+	seq_printf(m, "early_completions_recovered: %llu\n", early_reaped);
+	seq_printf(m, "early_max_wait_us: %llu\n", div_u64(max_wait, NSEC_PER_USEC));
+	seq_printf(m, "early_warned: %d\n",
+		   test_bit(NVME_PCI_WARN_EARLY_IRQ, lc->warned));
 	for (i = 0; (nvmeq = nvme_pci_next_queue(lc->ndev, &i)); ) {
 		u16 qid = nvme_pci_qid(nvmeq);
 
@@ -528,6 +555,10 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 			   div_u64(READ_ONCE(li->max_stall_ns), NSEC_PER_USEC));
 		seq_printf(m, "q%u.cpu_blocked: %llu\n", qid,
 			   READ_ONCE(li->cpu_blocked));
+		seq_printf(m, "q%u.early_found: %llu\n", qid,
+			   READ_ONCE(li->early.found));
+		seq_printf(m, "q%u.early_recoveries: %llu\n", qid,
+			   READ_ONCE(li->early.recoveries));
 	}
 	return 0;
 }

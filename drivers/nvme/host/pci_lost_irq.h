@@ -22,6 +22,7 @@
 #include <linux/workqueue.h>
 
 #include "pci.h"
+#include "pci_early_irq.h"
 
 /**
  * struct nvme_lost_irq_sample - what one check sees of a completion queue
@@ -134,6 +135,8 @@ struct nvme_lost_irq_probe {
  * @probe: asks the vector's CPU whether it takes interrupts
  * @cpu_blocked: recoveries whose completion waited for a CPU that took no
  *	interrupt: no interrupt was lost
+ * @early: the re-check of an I/O queue whose handler found nothing
+ *	(pci_early_irq.c)
  */
 struct nvme_lost_irq {
 	struct hrtimer timer;
@@ -156,6 +159,7 @@ struct nvme_lost_irq {
 	u64 max_stall_ns;
 	struct nvme_lost_irq_probe probe;
 	u64 cpu_blocked;
+	struct nvme_early_irq early;
 };
 
 extern unsigned int nvme_lost_irq_poll_ms;
@@ -176,6 +180,7 @@ void nvme_lost_irq_start(struct nvme_lost_irq *li,
 			 struct nvme_lost_irq_ctrl *lc, struct nvme_queue *nvmeq);
 void nvme_lost_irq_stop(struct nvme_lost_irq *li);
 void nvme_lost_irq_start_timer(struct nvme_lost_irq *li);
+void nvme_lost_irq_queue_work(struct work_struct *work);
 
 #ifdef CONFIG_FAULT_INJECTION
 extern struct fault_attr nvme_fail_lost_irq;

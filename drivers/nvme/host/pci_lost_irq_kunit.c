@@ -287,6 +287,36 @@ static void probe_tells_a_cpu_with_interrupts_off(struct kunit *test)
 	put_task_struct(t);
 }
 
+static enum nvme_early_irq_verdict judge(u32 irqs, u16 head, bool pending,
+					 u32 outstanding)
+{
+	/* the empty run left head 7 with 40 interrupts serviced */
+	struct nvme_early_irq_mark mark = { .irqs = 40, .head = 7 };
+	struct nvme_lost_irq_sample s = sample(0, head, pending, irqs,
+					       outstanding);
+
+	return nvme_early_irq_judge(&mark, &s);
+}
+
+/*
+ * A completion that appears at the head an empty handler run left, with no
+ * interrupt since, came after its interrupt: reap it.  Anything else is
+ * not this failure: an interrupt came (its handler saw the queue), the
+ * queue moved, or nothing is outstanding any more.
+ */
+static void early_interrupt_is_found(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, judge(40, 7, true, 1), NVME_EARLY_IRQ_FOUND);
+	/* visible with nothing counted outstanding (a racy count): still */
+	KUNIT_EXPECT_EQ(test, judge(40, 7, true, 0), NVME_EARLY_IRQ_FOUND);
+	KUNIT_EXPECT_EQ(test, judge(40, 7, false, 1), NVME_EARLY_IRQ_WAIT);
+	KUNIT_EXPECT_EQ(test, judge(40, 7, false, 0), NVME_EARLY_IRQ_NONE);
+	KUNIT_EXPECT_EQ(test, judge(41, 7, true, 1), NVME_EARLY_IRQ_NONE);
+	KUNIT_EXPECT_EQ(test, judge(41, 7, false, 1), NVME_EARLY_IRQ_NONE);
+	KUNIT_EXPECT_EQ(test, judge(40, 8, true, 1), NVME_EARLY_IRQ_NONE);
+	KUNIT_EXPECT_EQ(test, judge(39, 7, true, 1), NVME_EARLY_IRQ_NONE);
+}
+
 static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE(idle_queue_stops_checking),
 	KUNIT_CASE_PARAM(sequence_verdicts, cq_sequence_gen_params),
@@ -296,6 +326,7 @@ static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE(clock_not_advancing_is_not_stuck),
 	KUNIT_CASE(late_check_does_not_judge),
 	KUNIT_CASE(probe_tells_a_cpu_with_interrupts_off),
+	KUNIT_CASE(early_interrupt_is_found),
 	{}
 };
 

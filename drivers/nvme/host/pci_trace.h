@@ -37,6 +37,27 @@ TRACE_EVENT(nvme_lost_irq_recovered,
 		      __entry->stall_us, __entry->cpu_blocked)
 );
 
+/*
+ * A re-check after an empty handler run found a completion posted with no
+ * interrupt since, and the queue was reaped: how many completions, and how
+ * long after the empty run the re-check found them.
+ */
+TRACE_EVENT(nvme_early_irq_recovered,
+	    TP_PROTO(const char *ctrl, u16 qid, int reaped, u64 wait_us),
+	    TP_ARGS(ctrl, qid, reaped, wait_us),
+	    TP_STRUCT__entry(__string(ctrl, ctrl)
+			     __field(u16, qid)
+			     __field(int, reaped)
+			     __field(u64, wait_us)),
+	    TP_fast_assign(__assign_str(ctrl);
+			   __entry->qid = qid;
+			   __entry->reaped = reaped;
+			   __entry->wait_us = wait_us;),
+	    TP_printk("%s qid=%u reaped=%d wait_us=%llu",
+		      __get_str(ctrl), __entry->qid, __entry->reaped,
+		      __entry->wait_us)
+);
+
 /* A check found a completion waiting, but ran @gap_us after the last one. */
 TRACE_EVENT(nvme_lost_irq_late,
 	    TP_PROTO(const char *ctrl, u16 qid, u64 gap_us),

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion interrupts that arrive before their completion is visible.
+ *
+ * Keith Busch's list of why a completion goes unnoticed: no MSI-X message
+ * sent, a message sent before the completion queue entry, or errata that
+ * reorder the two.  The second is the common one in the field: on Meteor
+ * Lake and Arrow Lake VMD (MTL016/ARL004) the message overtakes the entry's
+ * DMA write; the handler runs, finds nothing and returns IRQ_NONE, and the
+ * entry, once visible, waits for the next interrupt, which after idle may
+ * be none (the VMD driver fixes those two device IDs since Linux 7.3).
+ *
+ * A handler run that finds nothing while commands are outstanding arms a
+ * one-shot hrtimer of nvme.early_irq_recheck_us, pinned to the handler's
+ * CPU.  If no interrupt came since and a completion is now visible at the
+ * same head, a work item reaps the queue with the vector disabled, as the
+ * lost-interrupt recovery does; if nothing is visible yet, the delay
+ * doubles, up to NVME_EARLY_IRQ_MAX_NS in all, after which the completion
+ * is the poller's (pci_lost_irq.c) or the timeout's.  A healthy queue's
+ * handler never runs empty and pays nothing.  Where empty runs are common
+ * (one VMD message runs the handlers of every vector it serves) a re-check
+ * that found nothing to reap keeps the queue from arming another for
+ * NVME_EARLY_IRQ_QUIET_NS: at most one fruitless re-check chain per queue
+ * per millisecond and a bit, each a few cache-line reads in a timer
+ * interrupt.
+ */
+#include <linux/interrupt.h>
+#include <linux/irq.h>
+#include <linux/irqdomain.h>
+#include <linux/ktime.h>
+#include <linux/moduleparam.h>
+#include <kunit/visibility.h>
+
+#include "pci_debugfs.h"
+#include "pci_early_irq.h"
+#include "pci_lost_irq.h"
+#include "pci_trace.h"
+
+#define NVME_EARLY_IRQ_RECHECK_US_MAX	1000
+
+unsigned int nvme_early_irq_recheck_us = 50;
+DEFINE_STATIC_KEY_TRUE(nvme_early_irq_on);
+
+/*
+ * Off: empty runs stop arming; a re-check already armed finds the period 0
+ * and ends.
+ */
+static void early_irq_recheck_us_changed(unsigned int us)
+{
+	if (us)
+		static_branch_enable(&nvme_early_irq_on);
+	else
+		static_branch_disable(&nvme_early_irq_on);
+}
+
+NVME_PCI_KNOB(early_irq_recheck_us, nvme_early_irq_recheck_us, 0,
+	      NVME_EARLY_IRQ_RECHECK_US_MAX, early_irq_recheck_us_changed);
+MODULE_PARM_DESC(early_irq_recheck_us,
+		 "look again this many us after a queue's interrupt found no completion, for one the interrupt came before (0-1000, 0 = off, default 50)");
+
+/**
+ * nvme_early_irq_judge() - what does a re-check see?
+ * @mark: the queue as the empty handler run left it
+ * @s: the queue now
+ *
+ * Pure function of its arguments.  Context: any.
+ *
+ * Return: NVME_EARLY_IRQ_FOUND if a completion is posted at the head the
+ * empty run left and no interrupt was serviced since; NVME_EARLY_IRQ_WAIT
+ * if nothing is posted there yet and commands are still outstanding;
+ * NVME_EARLY_IRQ_NONE otherwise (an interrupt came, or the queue moved or
+ * emptied).
+ */
+enum nvme_early_irq_verdict
+nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
+		     const struct nvme_lost_irq_sample *s)
+{
+	if (s->irqs != mark->irqs || s->head != mark->head)
+		return NVME_EARLY_IRQ_NONE;
+	if (s->pending)
+		return NVME_EARLY_IRQ_FOUND;
+	return s->outstanding ? NVME_EARLY_IRQ_WAIT : NVME_EARLY_IRQ_NONE;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_judge);
+
+/* Context: the queue's interrupt handler (hardirq, or its thread). */
+void __nvme_early_irq_empty(struct nvme_early_irq *e)
+{
+	struct nvme_lost_irq_sample s = { };
+	u64 us = READ_ONCE(nvme_early_irq_recheck_us);
+	u64 now;
+
+	/* armed or running: one re-check at a time per queue */
+	if (!READ_ONCE(e->active) || !us || hrtimer_active(&e->timer))
+		return;
+	nvme_pci_cq_sample(e->nvmeq, &s);
+	if (!s.outstanding)
+		return;
+	now = ktime_get_ns();
+	WRITE_ONCE(e->empty, e->empty + 1);
+	if (now < e->quiet_until_ns)
+		return;
+	e->mark.irqs = s.irqs;
+	e->mark.head = s.head;
+	e->armed_ns = now;
+	e->delay_ns = us * NSEC_PER_USEC;
+	hrtimer_start(&e->timer, ns_to_ktime(e->delay_ns),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+/* Context: hardirq (hard hrtimer). */
+static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
+{
+	struct nvme_early_irq *e = container_of(timer, struct nvme_early_irq, timer);
+	struct nvme_lost_irq_sample s = { };
+	u64 now;
+
+	if (!READ_ONCE(e->active) || !READ_ONCE(nvme_early_irq_recheck_us))
+		return HRTIMER_NORESTART;
+	nvme_pci_cq_sample(e->nvmeq, &s);
+	now = ktime_get_ns();
+	WRITE_ONCE(e->rechecks, e->rechecks + 1);
+	switch (nvme_early_irq_judge(&e->mark, &s)) {
+	case NVME_EARLY_IRQ_FOUND:
+		WRITE_ONCE(e->found, e->found + 1);
+		/* the verdict's time: queue_work() orders it */
+		WRITE_ONCE(e->found_ns, now - e->armed_ns);
+		nvme_lost_irq_queue_work(&e->work);
+		return HRTIMER_NORESTART;
+	case NVME_EARLY_IRQ_WAIT:
+		if (now - e->armed_ns + 2 * e->delay_ns <= NVME_EARLY_IRQ_MAX_NS) {
+			e->delay_ns *= 2;
+			hrtimer_forward_now(timer, ns_to_ktime(e->delay_ns));
+			return HRTIMER_RESTART;
+		}
+		break;
+	case NVME_EARLY_IRQ_NONE:
+		break;
+	}
+	e->quiet_until_ns = now + NVME_EARLY_IRQ_QUIET_NS;
+	return HRTIMER_NORESTART;
+}
+
+/* Context: process, from the recovery work. */
+static void early_irq_report(struct nvme_early_irq *e, u64 wait_ns)
+{
+	struct nvme_lost_irq *li = container_of(e, struct nvme_lost_irq, early);
+	struct nvme_lost_irq_ctrl *lc = li->ctrl;
+	int irq = nvme_pci_irq(e->nvmeq);
+	struct irq_data *d = irq_get_irq_data(irq);
+	const char *chip = d && d->chip ? d->chip->name : "?";
+	const char *domain = d && d->domain && d->domain->name ? d->domain->name : "?";
+
+	if (nvme_pci_warn_once(lc->warned, NVME_PCI_WARN_EARLY_IRQ))
+		dev_warn(lc->dev,
+			 "completion interrupt arrived before its completion was visible on queue %u, irq %d (chip %s, domain %s): reaped %llu us later by a re-check (nvme.early_irq_recheck_us)%s\n",
+			 nvme_pci_qid(e->nvmeq), irq, chip, domain,
+			 div_u64(wait_ns, NSEC_PER_USEC),
+			 strstr(chip, "VMD") ?
+			 "; VMD: Linux 7.3's vmd quirk covers Meteor/Arrow Lake only, VMD off avoids it" :
+			 "");
+	else if (__ratelimit(&lc->rs))
+		dev_info(lc->dev,
+			 "early completion interrupts: %llu recoveries on queue %u so far (irq %d)\n",
+			 e->recoveries, nvme_pci_qid(e->nvmeq), irq);
+}
+
+/* Context: process (the lost-interrupt workqueue), one at a time per queue. */
+static void early_irq_work_fn(struct work_struct *work)
+{
+	struct nvme_early_irq *e = container_of(work, struct nvme_early_irq, work);
+	struct nvme_lost_irq_sample s = { };
+	u64 wait_ns = READ_ONCE(e->found_ns);
+	int reaped;
+
+	if (!READ_ONCE(e->active))
+		return;
+	/* an interrupt that came since has reaped it: nothing was lost */
+	nvme_pci_cq_sample(e->nvmeq, &s);
+	if (nvme_early_irq_judge(&e->mark, &s) != NVME_EARLY_IRQ_FOUND)
+		return;
+	reaped = nvme_poll_irqdisable(e->nvmeq);
+	if (reaped <= 0)
+		return;
+	WRITE_ONCE(e->recoveries, e->recoveries + 1);
+	WRITE_ONCE(e->reaped, e->reaped + reaped);
+	if (wait_ns > e->max_wait_ns)
+		WRITE_ONCE(e->max_wait_ns, wait_ns);
+	trace_nvme_early_irq_recovered(dev_name(container_of(e, struct nvme_lost_irq,
+							     early)->ctrl->dev),
+				       nvme_pci_qid(e->nvmeq), reaped,
+				       div_u64(wait_ns, NSEC_PER_USEC));
+	early_irq_report(e, wait_ns);
+}
+
+/**
+ * nvme_early_irq_start() - start re-checking an I/O queue
+ * @e: the queue's re-check state, in its struct nvme_lost_irq
+ * @nvmeq: the queue
+ *
+ * Call before the queue's interrupt is requested.  Context: process.
+ */
+void nvme_early_irq_start(struct nvme_early_irq *e, struct nvme_queue *nvmeq)
+{
+	/*
+	 * Pinned to the handler's CPU: the re-check follows the vector, and
+	 * its work runs there, ahead of the tasks the completions wake.
+	 */
+	hrtimer_setup(&e->timer, early_irq_timer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	INIT_WORK(&e->work, early_irq_work_fn);
+	e->nvmeq = nvmeq;
+	e->quiet_until_ns = 0;
+	WRITE_ONCE(e->active, true);
+}
+
+/**
+ * nvme_early_irq_stop() - stop re-checking a queue
+ * @e: the queue's re-check state
+ *
+ * Call before the queue's interrupt is freed; once it returns no re-check
+ * or recovery runs and none can be armed.  Context: process; may sleep.
+ */
+void nvme_early_irq_stop(struct nvme_early_irq *e)
+{
+	if (!e->nvmeq)
+		return;
+	WRITE_ONCE(e->active, false);
+	/* a handler past its test of @active arms the timer before this ends */
+	synchronize_irq(nvme_pci_irq(e->nvmeq));
+	hrtimer_cancel(&e->timer);
+	cancel_work_sync(&e->work);
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Completion interrupts that arrive before their completion is visible.
+ *
+ * A handler run that finds nothing on an I/O queue with commands
+ * outstanding is the signature of a message that overtook the completion
+ * queue entry it signals (Intel VMD errata MTL016/ARL004, other bridges):
+ * the queue is looked at again shortly after, and a completion that
+ * appeared meanwhile with no interrupt is reaped.  A healthy queue never
+ * runs its handler empty, and pays nothing.
+ */
+#ifndef _NVME_PCI_EARLY_IRQ_H
+#define _NVME_PCI_EARLY_IRQ_H
+
+#include <linux/hrtimer.h>
+#include <linux/jump_label.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+struct nvme_lost_irq_sample;
+struct nvme_queue;
+
+/**
+ * struct nvme_early_irq_mark - a queue as an empty handler run left it
+ * @irqs: interrupts serviced on the queue then, that run included
+ * @head: CQ head then
+ */
+struct nvme_early_irq_mark {
+	u32 irqs;
+	u16 head;
+};
+
+enum nvme_early_irq_verdict {
+	/* an interrupt came since, or the queue moved: nothing to do */
+	NVME_EARLY_IRQ_NONE,
+	/* nothing visible yet and nothing came: look again later */
+	NVME_EARLY_IRQ_WAIT,
+	/* a completion appeared with no interrupt after the empty run */
+	NVME_EARLY_IRQ_FOUND,
+};
+
+enum nvme_early_irq_verdict
+nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
+		     const struct nvme_lost_irq_sample *s);
+
+/**
+ * struct nvme_early_irq - the re-check of one I/O queue
+ * @timer: one-shot, armed by an empty handler run; its delay doubles while
+ *	nothing is visible, up to NVME_EARLY_IRQ_MAX_NS in all
+ * @work: reaps what a re-check found, with the vector disabled
+ * @nvmeq: the queue
+ * @mark: the queue as the empty run that armed @timer left it
+ * @armed_ns: when that run was
+ * @delay_ns: the delay of the re-check now armed
+ * @quiet_until_ns: after a re-check that found nothing to reap, none is
+ *	armed before this: it bounds what empty runs cost where they are
+ *	common (one VMD message runs the handlers of every vector it serves)
+ * @found_ns: how long after the empty run the last find was
+ * @active: started and not stopped
+ * @empty: statistics, single writer each: empty runs with commands
+ *	outstanding
+ * @rechecks: re-checks made
+ * @found: re-checks that found a completion with no interrupt since
+ * @recoveries: recoveries that reaped at least one completion
+ * @reaped: completions they reaped
+ * @max_wait_ns: longest wait from an empty run to the find of its
+ *	completion
+ */
+struct nvme_early_irq {
+	struct hrtimer timer;
+	struct work_struct work;
+	struct nvme_queue *nvmeq;
+	struct nvme_early_irq_mark mark;
+	u64 armed_ns;
+	u64 delay_ns;
+	u64 quiet_until_ns;
+	u64 found_ns;
+	bool active;
+	u64 empty;
+	u64 rechecks;
+	u64 found;
+	u64 recoveries;
+	u64 reaped;
+	u64 max_wait_ns;
+};
+
+/* The longest an empty run's completion is waited for: the poller's then */
+#define NVME_EARLY_IRQ_MAX_NS		(1 * NSEC_PER_MSEC)
+/* No re-check for this long after one that found nothing to reap */
+#define NVME_EARLY_IRQ_QUIET_NS		(1 * NSEC_PER_MSEC)
+
+extern unsigned int nvme_early_irq_recheck_us;
+/* nvme.early_irq_recheck_us is not 0: empty runs arm a re-check */
+DECLARE_STATIC_KEY_TRUE(nvme_early_irq_on);
+
+void nvme_early_irq_start(struct nvme_early_irq *e, struct nvme_queue *nvmeq);
+void nvme_early_irq_stop(struct nvme_early_irq *e);
+void __nvme_early_irq_empty(struct nvme_early_irq *e);
+
+/**
+ * nvme_early_irq_empty() - the queue's handler ran and found nothing
+ * @e: the queue's re-check state
+ *
+ * Context: the queue's interrupt handler (hardirq, or its thread).  Costs
+ * a patched-out branch when the re-check is off; nothing on a handler run
+ * that found a completion, as the caller does not call it then.
+ */
+static inline void nvme_early_irq_empty(struct nvme_early_irq *e)
+{
+	if (static_branch_likely(&nvme_early_irq_on))
+		__nvme_early_irq_empty(e);
+}
+
+#endif /* _NVME_PCI_EARLY_IRQ_H */
