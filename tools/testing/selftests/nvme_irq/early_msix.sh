@@ -9,8 +9,9 @@
 # early, fio verify is clean, nothing times out, and the re-check after an
 # empty handler run (nvme.early_irq_recheck_us) recovers the stalls, not
 # the lost-interrupt poller; the warning says the interrupt came before its
-# completion.  Sparse reads after idle, every message early, are recovered
-# the same way.  With the re-check off, the poller recovers them instead.
+# completion.  Under a QD16 load with every message early, verify is clean
+# and nothing times out.  Sparse reads after idle, every message early,
+# are recovered the same way.  With the re-check off, the poller recovers them instead.
 
 DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -25,6 +26,7 @@ ALL_TESTS="
 	early50_fio_clean early50_sent early50_rechecked early50_no_timeout
 	early100_fio_clean early100_sent early100_rechecked early100_no_timeout
 	early_warned_once
+	early_under_load
 	idle_reads_rechecked
 	recheck_off_poller_recovers
 	recheck_rejects_bad_values
@@ -49,8 +51,11 @@ sent() {
 	read -ra d <<< "$("$NVME_IRQ_QMP" get "$dev" x-msix-early)"
 	echo "${d[vec]}"
 }
-counter() {	# counter KEY: queue 1's KEY in the controller's lost_irq file
-	awk -F': ' -v k="q1.$1" '$1 == k { print $2 }' "$DBG/$CTRL/lost_irq"
+key() {		# key KEY: the controller's KEY in its lost_irq file
+	awk -F': ' -v k="$1" '$1 == k { print $2 }' "$DBG/$CTRL/lost_irq"
+}
+counter() {	# counter KEY: queue 1's KEY
+	key "q1.$1"
 }
 timeouts() {
 	dmesg_since | grep -c "$CTRL: I/O tag .* timeout"
@@ -80,8 +85,7 @@ early_run() {
 	ktap_print_msg "$pct %: ${EARLY_SENT[$pct]} messages early," \
 		"${EARLY_RECHECKED[$pct]} recovered by a re-check," \
 		"${EARLY_POLLED[$pct]} by the poller, ${EARLY_TIMEOUTS[$pct]} timeouts;" \
-		"longest wait to a re-check's find $(awk -F': ' '$1 == "early_max_wait_us" { print $2 }' \
-			"$DBG/$CTRL/lost_irq") us"
+		"longest wait to a re-check's find $(key early_max_wait_us) us"
 }
 
 early_fio_clean() {
@@ -97,16 +101,17 @@ early_sent() {
 }
 
 # A message the vCPU takes after the entry is written (the host did not
-# run it for 100 us) finds the entry: no stall.  At least half are stalls
-# the re-check ends, and the poller ends at most one in ten of them.
-rechecked() {	# rechecked SENT RECHECKED POLLED
-	[ "$2" -gt 0 ] && [ $(($2 * 2)) -ge "$1" ] && [ $(($3 * 10)) -le "$2" ]
+# run it for 100 us) finds the entry: no stall, and how many do depends on
+# the host.  The re-check ends the stalls (some, from 50 %), the poller at
+# most one in ten as many (a vCPU stalled past the re-checks' 1 ms).
+rechecked() {	# rechecked RECHECKED POLLED MIN
+	[ "$1" -ge "$3" ] && [ $(($2 * 10)) -le "$1" ]
 }
 
 early_rechecked() {
 	once "early$1" early_run "$1"
 	ktap_test_result "$1 %: the re-check recovered the stalls, not the poller" \
-		rechecked "${EARLY_SENT[$1]}" "${EARLY_RECHECKED[$1]}" "${EARLY_POLLED[$1]}"
+		rechecked "${EARLY_RECHECKED[$1]}" "${EARLY_POLLED[$1]}" $(($1 > 1))
 }
 
 early_no_timeout() {
@@ -131,15 +136,35 @@ early_warned_once() {
 	local n
 
 	once early100 early_run 100
-	n=$(dmesg_since | grep -c "$CTRL: completion interrupt arrived before its completion was visible on queue 1")
+	n=$(dmesg_since | grep -c "$CTRL: completion interrupt arrived before its completion was visible")
 	ktap_print_msg "$n warning(s)"
 	ktap_test_result "the warning names the early interrupt, once" [ "$n" = 1 ]
+}
+
+# every message early under a QD16 load on both CPUs: the next message
+# reaps what an early one left, re-checks find the rest
+early_under_load() {
+	local t0 rc n
+
+	t0=$(timeouts)
+	early 1
+	fio --output-format=json --output="$WORK/load.json" --name=load \
+		--filename="$NS" --rw=randwrite --bs=4k --size=16m --numjobs=2 \
+		--offset_increment=16m --ioengine=libaio --direct=1 --iodepth=16 \
+		--verify=crc32c --verify_fatal=1 > /dev/null 2> "$WORK/load.err"
+	rc=$?
+	early 0
+	n=$(($(timeouts) - t0))
+	ktap_print_msg "QD16 x 2, every message early: fio exit $rc, $n timeouts," \
+		"$(key early_recoveries) re-check recoveries in all"
+	ktap_test_result "every message early under load: fio verify clean, nothing timed out" \
+		[ "$rc:$n" = 0:0 ]
 }
 
 # five reads, each after 300 ms of idle, every message early: the case the
 # field reports (stalls after idle, none under load)
 idle_reads_rechecked() {
-	local i r0 ok=0
+	local i r0 r ok=0
 
 	r0=$(counter early_recoveries)
 	early 1
@@ -149,14 +174,15 @@ idle_reads_rechecked() {
 			skip=$((i * 64)) iflag=direct 2> /dev/null && ok=$((ok + 1))
 	done
 	early 0
-	ktap_print_msg "idle reads: $ok of 5 read, $(($(counter early_recoveries) - r0)) recovered by a re-check"
+	r=$(($(counter early_recoveries) - r0))
+	ktap_print_msg "idle reads: $ok of 5 read, $r recovered by a re-check"
 	ktap_test_result "sparse reads after idle: read, recovered by the re-check" \
-		[ "$ok:$(($(counter early_recoveries) - r0 > 0))" = 5:1 ]
+		[ "$ok:$((r > 0))" = 5:1 ]
 }
 
 # the re-check off: the poller ends the stalls, a few ms each
 recheck_off_poller_recovers() {
-	local r0 p0 rc
+	local r0 p0 rc r p
 
 	r0=$(counter early_recoveries) p0=$(counter recoveries)
 	echo 0 > "$PARAM"
@@ -165,10 +191,10 @@ recheck_off_poller_recovers() {
 	rc=$?
 	early 0
 	echo "$recheck_us" > "$PARAM"
-	ktap_print_msg "re-check off: $(($(counter early_recoveries) - r0)) re-check," \
-		"$(($(counter recoveries) - p0)) poller recoveries"
+	r=$(($(counter early_recoveries) - r0)) p=$(($(counter recoveries) - p0))
+	ktap_print_msg "re-check off: $r re-check, $p poller recoveries"
 	ktap_test_result "re-check off: fio clean, the poller recovered, no re-check" \
-		[ "$rc:$(($(counter early_recoveries) - r0)):$(($(counter recoveries) - p0 > 0))" = 0:0:1 ]
+		[ "$rc:$r:$((p > 0))" = 0:0:1 ]
 }
 
 recheck_rejects_bad_values() {
