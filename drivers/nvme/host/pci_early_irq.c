@@ -2,27 +2,33 @@
 /*
  * Completion interrupts that arrive before their completion is visible.
  *
- * Keith Busch's list of why a completion goes unnoticed: no MSI-X message
- * sent, a message sent before the completion queue entry, or errata that
- * reorder the two.  The second is the common one in the field: on Meteor
- * Lake and Arrow Lake VMD (MTL016/ARL004) the message overtakes the entry's
- * DMA write; the handler runs, finds nothing and returns IRQ_NONE, and the
+ * A completion goes unnoticed when no MSI-X message is sent, when the
+ * message is sent before the completion queue entry, or when errata reorder
+ * the two.  The last is the common one in the field: on Meteor Lake and
+ * Arrow Lake VMD (MTL016/ARL004) the message overtakes the entry's DMA
+ * write; the handler runs, finds nothing and returns IRQ_NONE, and the
  * entry, once visible, waits for the next interrupt, which after idle may
- * be none (the VMD driver fixes those two device IDs since Linux 7.3).
+ * be none (the VMD driver's interrupt quirk covers those two device IDs).
  *
- * A handler run that finds nothing while commands are outstanding arms a
- * one-shot hrtimer of nvme.early_irq_recheck_us, pinned to the handler's
- * CPU.  If no interrupt came since and a completion is now visible at the
- * same head, a work item reaps the queue with the vector disabled, as the
- * lost-interrupt recovery does; if nothing is visible yet, the delay
- * doubles, up to NVME_EARLY_IRQ_MAX_NS in all, after which the completion
- * is the poller's (pci_lost_irq.c) or the timeout's.  A healthy queue's
- * handler never runs empty and pays nothing.  Where empty runs are common
- * (one VMD message runs the handlers of every vector it serves) a re-check
- * that found nothing to reap keeps the queue from arming another for
- * NVME_EARLY_IRQ_QUIET_NS: at most one fruitless re-check chain per queue
- * per millisecond and a bit, each a few cache-line reads in a timer
- * interrupt.
+ * A handler run that finds nothing while commands are outstanding and
+ * nothing delays the queue's interrupt on purpose (genirq moderation, the
+ * controller's aggregation time) arms a one-shot hrtimer of
+ * nvme.early_irq_recheck_us, pinned to the handler's CPU.  If no interrupt
+ * came since and a completion is now visible at the same head, a work item
+ * reaps the queue with the vector disabled, as the lost-interrupt recovery
+ * does; if nothing is visible yet, it looks again after twice the delay,
+ * and so on while the next look comes within NVME_EARLY_IRQ_MAX_NS of the
+ * empty run (50, 150, 350 and 750 us at the default), after which the
+ * completion is the poller's (pci_lost_irq.c) or the timeout's.
+ *
+ * A handler run that finds a completion pays nothing.  Empty runs do happen
+ * on a healthy queue (a message for entries the previous run reaped, the
+ * replay after a vector was disabled), and behind VMD one message runs the
+ * handlers of every vector it serves: a re-check that found nothing to
+ * reap, or a queue whose interrupt is delayed on purpose, holds the queue
+ * off for NVME_EARLY_IRQ_QUIET_NS, during which an empty run costs a clock
+ * read.  That bounds the cost to one chain of re-checks per queue per
+ * millisecond and a bit, each a few cache-line reads in a timer interrupt.
  */
 #include <linux/interrupt.h>
 #include <linux/irq.h>
@@ -83,7 +89,10 @@ nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_judge);
 
-/* Context: the queue's interrupt handler (hardirq, or its thread). */
+/*
+ * Context: the queue's interrupt handler in hardirq context (nvme_irq(), or
+ * nvme_irq_check() in threaded mode), one at a time per queue.
+ */
 void __nvme_early_irq_empty(struct nvme_early_irq *e)
 {
 	struct nvme_lost_irq_sample s = { };
@@ -93,19 +102,25 @@ void __nvme_early_irq_empty(struct nvme_early_irq *e)
 	/* armed or running: one re-check at a time per queue */
 	if (!READ_ONCE(e->active) || !us || hrtimer_active(&e->timer))
 		return;
+	now = ktime_get_ns();
+	/* ordered by the timer's base lock, which hrtimer_active() reads */
+	if (now < READ_ONCE(e->quiet_until_ns))
+		return;
 	nvme_pci_cq_sample(e->nvmeq, &s);
 	if (!s.outstanding)
 		return;
-	now = ktime_get_ns();
 	WRITE_ONCE(e->empty, e->empty + 1);
-	if (now < e->quiet_until_ns)
+	if (s.hold_ns) {
+		/* held on purpose: the poller allows for it, this cannot */
+		WRITE_ONCE(e->quiet_until_ns, now + NVME_EARLY_IRQ_QUIET_NS);
 		return;
+	}
 	e->mark.irqs = s.irqs;
 	e->mark.head = s.head;
 	e->armed_ns = now;
 	e->delay_ns = us * NSEC_PER_USEC;
-	hrtimer_start(&e->timer, ns_to_ktime(e->delay_ns),
-		      HRTIMER_MODE_REL_PINNED_HARD);
+	hrtimer_start_range_ns(&e->timer, ns_to_ktime(e->delay_ns),
+			       e->delay_ns / 4, HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 /* Context: hardirq (hard hrtimer). */
@@ -117,14 +132,21 @@ static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
 
 	if (!READ_ONCE(e->active) || !READ_ONCE(nvme_early_irq_recheck_us))
 		return HRTIMER_NORESTART;
+	/* the empty run's mark: it armed the timer, and waits while it runs */
 	nvme_pci_cq_sample(e->nvmeq, &s);
 	now = ktime_get_ns();
 	WRITE_ONCE(e->rechecks, e->rechecks + 1);
 	switch (nvme_early_irq_judge(&e->mark, &s)) {
 	case NVME_EARLY_IRQ_FOUND:
 		WRITE_ONCE(e->found, e->found + 1);
-		/* the verdict's time: queue_work() orders it */
-		WRITE_ONCE(e->found_ns, now - e->armed_ns);
+		/*
+		 * The verdict for the work, which an empty run may not change
+		 * (it may arm the timer again once this returns); queue_work()
+		 * orders it.
+		 */
+		WRITE_ONCE(e->found_wait_ns, now - e->armed_ns);
+		WRITE_ONCE(e->found_mark.irqs, e->mark.irqs);
+		WRITE_ONCE(e->found_mark.head, e->mark.head);
 		nvme_lost_irq_queue_work(&e->work);
 		return HRTIMER_NORESTART;
 	case NVME_EARLY_IRQ_WAIT:
@@ -137,7 +159,7 @@ static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
 	case NVME_EARLY_IRQ_NONE:
 		break;
 	}
-	e->quiet_until_ns = now + NVME_EARLY_IRQ_QUIET_NS;
+	WRITE_ONCE(e->quiet_until_ns, now + NVME_EARLY_IRQ_QUIET_NS);
 	return HRTIMER_NORESTART;
 }
 
@@ -157,9 +179,9 @@ static void early_irq_report(struct nvme_early_irq *e, u64 wait_ns)
 			 nvme_pci_qid(e->nvmeq), irq, chip, domain,
 			 div_u64(wait_ns, NSEC_PER_USEC),
 			 strstr(chip, "VMD") ?
-			 "; VMD: Linux 7.3's vmd quirk covers Meteor/Arrow Lake only, VMD off avoids it" :
+			 "; VMD: the vmd quirk covers Meteor/Arrow Lake only, VMD off avoids it" :
 			 "");
-	else if (__ratelimit(&lc->rs))
+	else if (__ratelimit(&lc->rs_early))
 		dev_info(lc->dev,
 			 "early completion interrupts: %llu recoveries on queue %u so far (irq %d)\n",
 			 e->recoveries, nvme_pci_qid(e->nvmeq), irq);
@@ -169,15 +191,19 @@ static void early_irq_report(struct nvme_early_irq *e, u64 wait_ns)
 static void early_irq_work_fn(struct work_struct *work)
 {
 	struct nvme_early_irq *e = container_of(work, struct nvme_early_irq, work);
+	struct nvme_early_irq_mark mark = {
+		.irqs = READ_ONCE(e->found_mark.irqs),
+		.head = READ_ONCE(e->found_mark.head),
+	};
 	struct nvme_lost_irq_sample s = { };
-	u64 wait_ns = READ_ONCE(e->found_ns);
+	u64 wait_ns = READ_ONCE(e->found_wait_ns);
 	int reaped;
 
 	if (!READ_ONCE(e->active))
 		return;
 	/* an interrupt that came since has reaped it: nothing was lost */
 	nvme_pci_cq_sample(e->nvmeq, &s);
-	if (nvme_early_irq_judge(&e->mark, &s) != NVME_EARLY_IRQ_FOUND)
+	if (nvme_early_irq_judge(&mark, &s) != NVME_EARLY_IRQ_FOUND)
 		return;
 	reaped = nvme_poll_irqdisable(e->nvmeq);
 	if (reaped <= 0)

@@ -45,17 +45,21 @@ nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
 
 /**
  * struct nvme_early_irq - the re-check of one I/O queue
- * @timer: one-shot, armed by an empty handler run; its delay doubles while
- *	nothing is visible, up to NVME_EARLY_IRQ_MAX_NS in all
+ * @timer: one-shot, armed by an empty handler run; it looks again after
+ *	twice the delay while nothing is visible, within NVME_EARLY_IRQ_MAX_NS
+ *	of that run
  * @work: reaps what a re-check found, with the vector disabled
  * @nvmeq: the queue
  * @mark: the queue as the empty run that armed @timer left it
  * @armed_ns: when that run was
  * @delay_ns: the delay of the re-check now armed
- * @quiet_until_ns: after a re-check that found nothing to reap, none is
- *	armed before this: it bounds what empty runs cost where they are
- *	common (one VMD message runs the handlers of every vector it serves)
- * @found_ns: how long after the empty run the last find was
+ * @quiet_until_ns: after a re-check that found nothing to reap, or an empty
+ *	run on a queue whose interrupt is delayed on purpose, none is armed
+ *	before this: it bounds what empty runs cost where they are common
+ *	(one VMD message runs the handlers of every vector it serves)
+ * @found_mark: @mark as the re-check that found a completion saw it, for
+ *	the work (an empty run may arm the timer again meanwhile)
+ * @found_wait_ns: how long after its empty run that re-check was
  * @active: started and not stopped
  * @empty: statistics, single writer each: empty runs with commands
  *	outstanding
@@ -74,7 +78,8 @@ struct nvme_early_irq {
 	u64 armed_ns;
 	u64 delay_ns;
 	u64 quiet_until_ns;
-	u64 found_ns;
+	struct nvme_early_irq_mark found_mark;
+	u64 found_wait_ns;
 	bool active;
 	u64 empty;
 	u64 rechecks;
@@ -101,9 +106,10 @@ void __nvme_early_irq_empty(struct nvme_early_irq *e);
  * nvme_early_irq_empty() - the queue's handler ran and found nothing
  * @e: the queue's re-check state
  *
- * Context: the queue's interrupt handler (hardirq, or its thread).  Costs
- * a patched-out branch when the re-check is off; nothing on a handler run
- * that found a completion, as the caller does not call it then.
+ * Context: the queue's interrupt handler in hardirq context (the primary
+ * one in threaded mode).  Costs a patched-out branch when the re-check is
+ * off; nothing on a handler run that found a completion, as the caller does
+ * not call it then.
  */
 static inline void nvme_early_irq_empty(struct nvme_early_irq *e)
 {

@@ -531,7 +531,7 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 	seq_printf(m, "cpu_blocked: %llu\n", blocked);
 	seq_printf(m, "warned: %d\n",
 		   test_bit(NVME_PCI_WARN_LOST_IRQ, lc->warned));
-	seq_printf(m, "early_recheck_us: %u\n", nvme_early_irq_recheck_us);
+	seq_printf(m, "early_recheck_us: %u\n", READ_ONCE(nvme_early_irq_recheck_us));
 	seq_printf(m, "early_empty_runs: %llu\n", empty);
 	seq_printf(m, "early_rechecks: %llu\n", rechecks);
 	seq_printf(m, "early_found: %llu\n", found);
@@ -583,6 +583,7 @@ void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc,
 	lc->warned = warned;
 	ratelimit_state_init(&lc->rs, 60 * HZ, 1);
 	ratelimit_state_init(&lc->rs_blocked, 60 * HZ, 1);
+	ratelimit_state_init(&lc->rs_early, 60 * HZ, 1);
 	/* removed with the controller's directory */
 	debugfs_create_file("lost_irq", 0400, parent, lc, &lost_irq_fops);
 }

@@ -83,6 +83,8 @@ nvme_lost_irq_check(struct nvme_lost_irq_watch *w,
  * @dev: the controller's device, for messages
  * @warned: the controller's warn-once bitmap (enum nvme_pci_warn)
  * @rs: rate limit of the messages after it
+ * @rs_blocked: rate limit of the messages of recoveries blamed on a CPU
+ * @rs_early: rate limit of the early-interrupt messages after the first
  */
 struct nvme_lost_irq_ctrl {
 	struct nvme_dev *ndev;
@@ -90,6 +92,7 @@ struct nvme_lost_irq_ctrl {
 	unsigned long *warned;
 	struct ratelimit_state rs;
 	struct ratelimit_state rs_blocked;
+	struct ratelimit_state rs_early;
 };
 
 /**
