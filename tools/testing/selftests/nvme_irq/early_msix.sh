@@ -136,7 +136,8 @@ early_warned_once() {
 	local n
 
 	once early100 early_run 100
-	n=$(dmesg_since | grep -c "$CTRL: completion interrupt arrived before its completion was visible")
+	n=$(dmesg_since |
+		grep -c "$CTRL: completion interrupt arrived before its completion was visible")
 	ktap_print_msg "$n warning(s)"
 	ktap_test_result "the warning names the early interrupt, once" [ "$n" = 1 ]
 }
