@@ -6,8 +6,8 @@
  * outstanding is the signature of a message that overtook the completion
  * queue entry it signals (Intel VMD errata MTL016/ARL004, other bridges):
  * the queue is looked at again shortly after, and a completion that
- * appeared meanwhile with no interrupt is reaped.  A healthy queue never
- * runs its handler empty, and pays nothing.
+ * appeared meanwhile with no interrupt is reaped.  A handler run that finds
+ * a completion pays nothing.
  */
 #ifndef _NVME_PCI_EARLY_IRQ_H
 #define _NVME_PCI_EARLY_IRQ_H
@@ -62,7 +62,7 @@ nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
  * @found_wait_ns: how long after its empty run that re-check was
  * @active: started and not stopped
  * @empty: statistics, single writer each: empty runs with commands
- *	outstanding
+ *	outstanding, outside a hold-off
  * @rechecks: re-checks made
  * @found: re-checks that found a completion with no interrupt since
  * @recoveries: recoveries that reaped at least one completion
