@@ -132,13 +132,14 @@ early100_sent() { early_sent 100; }
 early100_rechecked() { early_rechecked 100; }
 early100_no_timeout() { early_no_timeout 100; }
 
+# once per controller since boot: a test that ran before may have had the
+# first (a loss right after an empty run looks the same to the driver)
 early_warned_once() {
 	local n
 
 	once early100 early_run 100
-	n=$(dmesg_since |
-		grep -c "$CTRL: completion interrupt arrived before its completion was visible")
-	ktap_print_msg "$n warning(s)"
+	n=$(dmesg | grep -c "$CTRL: completion interrupt arrived before its completion was visible")
+	ktap_print_msg "$n warning(s) since boot"
 	ktap_test_result "the warning names the early interrupt, once" [ "$n" = 1 ]
 }
 
