@@ -187,6 +187,7 @@ no_skip default "$dir/default/kselftest.txt" apst_default.sh lost_msix.sh coales
 
 # 2. non-default values of the series' parameters on the kernel command line
 params="nvme_core.default_ps_max_latency_us=100000 nvme.lost_irq_poll_ms=9"
+params+=" nvme.lost_irq_deadline_ms=700 nvme.lost_irq_poll_always=1"
 params+=" nvme.fail_lost_irq=1000,0,0,-1 nvme.irq_budget=32 nvme.irq_moderation_us=50"
 params+=" nvme.adaptive_coalescing=0"
 boot params --append "$params" -- \

@@ -53,6 +53,7 @@ int nvme_pci_knob_set(const struct nvme_pci_knob *knob, const char *buf);
  * enum nvme_pci_warn - the messages a controller logs once: bits of its
  *	warned bitmap (struct nvme_dev)
  * @NVME_PCI_WARN_LOST_IRQ: a completion interrupt went missing
+ * @NVME_PCI_WARN_DEADLINE: a command's early deadline found it complete
  * @NVME_PCI_WARN_MODERATION: genirq refused nvme.irq_moderation_us
  * @NVME_PCI_WARN_COAL_GENIRQ: genirq refused a vector adaptive coalescing
  *	wanted to moderate
@@ -61,6 +62,7 @@ int nvme_pci_knob_set(const struct nvme_pci_knob *knob, const char *buf);
  */
 enum nvme_pci_warn {
 	NVME_PCI_WARN_LOST_IRQ,
+	NVME_PCI_WARN_DEADLINE,
 	NVME_PCI_WARN_MODERATION,
 	NVME_PCI_WARN_COAL_GENIRQ,
 	NVME_PCI_WARN_EARLY_IRQ,

@@ -5,14 +5,24 @@
  * Behind Intel VMD and on some broken MSI routings a controller posts a
  * completion and the interrupt never reaches the CPU; without this, the
  * command then waits for the whole io_timeout (30 s) before nvme_timeout()
- * finds it completed.  Here each interrupt-driven queue with commands
- * outstanding is checked every nvme.lost_irq_poll_ms by a hard hrtimer.  The
- * check reads the CQ head, the phase of the entry there and the count of
- * interrupts serviced, nothing else: it never races the handler.  When a
- * completion sits at the same head across two checks with no interrupt in
- * between, a work item reaps the queue with the vector disabled and under
- * cq_poll_lock, the way nvme_timeout() does, so no CQE is handled twice or
- * skipped.  An idle queue has no timer: the next submission arms it.
+ * finds it completed.  Recovery comes in two stages, so that a controller
+ * that never loses one pays nothing on its hot path:
+ *  - every I/O command the driver sends starts with an early deadline,
+ *    nvme.lost_irq_deadline_ms (500), as its blk-mq timeout: the timer
+ *    every command arms anyway fires then, about a second late (blk-mq
+ *    rounds it up), and the queue is polled once.  A command found
+ *    complete lost its interrupt; one still outstanding gets the whole
+ *    io_timeout from then on;
+ *  - once a controller has had a completion recovered by a deadline, or
+ *    with nvme.lost_irq_poll_always, each of its interrupt-driven queues
+ *    with commands outstanding is checked every nvme.lost_irq_poll_ms by
+ *    a hard hrtimer.  The check reads the CQ head, the phase of the entry
+ *    there and the count of interrupts serviced, nothing else: it never
+ *    races the handler.  When a completion sits at the same head across
+ *    two checks with no interrupt in between, a work item reaps the queue
+ *    with the vector disabled and under cq_poll_lock, the way
+ *    nvme_timeout() does, so no CQE is handled twice or skipped.  An idle
+ *    queue has no timer: the next submission arms it.
  * Before it blames the interrupt path, the recovery asks the vector's CPU
  * with an IPI whether it takes interrupts at all: one that runs with
  * interrupts off holds its interrupts back, and none is lost.
@@ -23,9 +33,11 @@
 #include <linux/irqdomain.h>
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <kunit/visibility.h>
 
+#include "nvme.h"
 #include "pci_lost_irq.h"
 #include "pci_debugfs.h"
 
@@ -34,27 +46,100 @@
 
 #define NVME_LOST_IRQ_POLL_MS_MAX	1000
 
+#define NVME_LOST_IRQ_DEADLINE_MS_MAX	60000
+
 unsigned int nvme_lost_irq_poll_ms = 5;
-DEFINE_STATIC_KEY_TRUE(nvme_lost_irq_on);
+unsigned int nvme_lost_irq_poll_always;
+static unsigned int nvme_lost_irq_deadline_ms = 500;
+DEFINE_STATIC_KEY_FALSE(nvme_lost_irq_on);
+DEFINE_STATIC_KEY_TRUE(nvme_lost_irq_deadline_on);
+/* a controller was armed since the module loaded */
+static bool lost_irq_any_armed;
+static DEFINE_MUTEX(lost_irq_key_lock);
 
 /*
- * Off: submissions stop arming the timer; a timer still armed finds the
- * period 0 and ends.  Switched on
+ * The poller's key follows its three inputs.  Off: submissions stop arming
+ * the timer; a timer still armed finds the period 0 and ends.  Switched on
  * again, the first check comes long after the last one: it is late, and
- * the wait is measured from it.
+ * the wait is measured from it.  Context: process.
  */
-static void lost_irq_poll_ms_changed(unsigned int ms)
+static void lost_irq_key_update(void)
 {
-	if (ms)
+	mutex_lock(&lost_irq_key_lock);
+	if (READ_ONCE(nvme_lost_irq_poll_ms) &&
+	    (READ_ONCE(nvme_lost_irq_poll_always) || READ_ONCE(lost_irq_any_armed)))
 		static_branch_enable(&nvme_lost_irq_on);
 	else
 		static_branch_disable(&nvme_lost_irq_on);
+	mutex_unlock(&lost_irq_key_lock);
+}
+
+static void lost_irq_knob_changed(unsigned int val)
+{
+	lost_irq_key_update();
 }
 
 NVME_PCI_KNOB(lost_irq_poll_ms, nvme_lost_irq_poll_ms, 0,
-	      NVME_LOST_IRQ_POLL_MS_MAX, lost_irq_poll_ms_changed);
+	      NVME_LOST_IRQ_POLL_MS_MAX, lost_irq_knob_changed);
 MODULE_PARM_DESC(lost_irq_poll_ms,
-		 "check busy queues for completions whose interrupt was lost every this many ms (0-1000, 0 = off, default 5)");
+		 "check the busy queues of a controller that lost a completion interrupt every this many ms (0-1000, 0 = off, default 5)");
+NVME_PCI_KNOB(lost_irq_poll_always, nvme_lost_irq_poll_always, 0, 1,
+	      lost_irq_knob_changed);
+MODULE_PARM_DESC(lost_irq_poll_always,
+		 "check the busy queues of every controller, not only of those that lost a completion interrupt (0-1, default 0)");
+
+static void lost_irq_deadline_changed(unsigned int ms)
+{
+	if (ms)
+		static_branch_enable(&nvme_lost_irq_deadline_on);
+	else
+		static_branch_disable(&nvme_lost_irq_deadline_on);
+}
+
+NVME_PCI_KNOB(lost_irq_deadline_ms, nvme_lost_irq_deadline_ms, 0,
+	      NVME_LOST_IRQ_DEADLINE_MS_MAX, lost_irq_deadline_changed);
+MODULE_PARM_DESC(lost_irq_deadline_ms,
+		 "poll an I/O command's queue once when it is outstanding this many ms, then give it io_timeout (0-60000, 0 = off, default 500)");
+
+/* Arms the poller's key for an armed controller, in process context. */
+static void lost_irq_key_work_fn(struct work_struct *work)
+{
+	lost_irq_key_update();
+}
+
+static DECLARE_WORK(lost_irq_key_work, lost_irq_key_work_fn);
+
+/* debugfs lost_irq_armed written; under the knobs' mutex. */
+static void lost_irq_armed_changed(unsigned int armed)
+{
+	if (armed)
+		WRITE_ONCE(lost_irq_any_armed, true);
+	lost_irq_key_update();
+}
+
+/**
+ * nvme_lost_irq_ctrl_arm() - poll a controller that lost an interrupt
+ * @lc: the controller's state
+ *
+ * A completion of the controller was found without its interrupt: check
+ * its busy queues every nvme.lost_irq_poll_ms from now on, until it is
+ * removed or debugfs lost_irq_armed is set to 0.  Logs when it arms.
+ * Context: any.
+ */
+void nvme_lost_irq_ctrl_arm(struct nvme_lost_irq_ctrl *lc)
+{
+	if (READ_ONCE(lc->armed) || cmpxchg(&lc->armed, 0, 1))
+		return;
+	if (!READ_ONCE(lost_irq_any_armed)) {
+		WRITE_ONCE(lost_irq_any_armed, true);
+		/* the key's update sleeps: the caller may not */
+		schedule_work(&lost_irq_key_work);
+	}
+	if (READ_ONCE(nvme_lost_irq_poll_ms))
+		dev_warn(lc->dev,
+			 "checking busy queues for lost completion interrupts every %u ms from now on (nvme.lost_irq_poll_ms)\n",
+			 READ_ONCE(nvme_lost_irq_poll_ms));
+}
 
 /*
  * A check is due a period after the previous one and may run up to half a
@@ -220,14 +305,20 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_probe_cpu_responds);
  * are blamed on the interrupt path.
  * Context: the recovery work, bound to the CPU its check ran on.
  */
-static bool lost_irq_cpu_blocked(struct nvme_lost_irq *li, int *cpu,
-				 bool *here)
+/* The CPU the queue's vector is delivered to, nr_cpu_ids if not known. */
+static int lost_irq_vector_cpu(struct nvme_lost_irq *li)
 {
 	struct irq_data *d = irq_get_irq_data(nvme_pci_irq(li->nvmeq));
 	const struct cpumask *m;
 
 	m = d ? irq_data_get_effective_affinity_mask(d) : NULL;
-	*cpu = m ? cpumask_first(m) : nr_cpu_ids;
+	return m ? cpumask_first(m) : nr_cpu_ids;
+}
+
+static bool lost_irq_cpu_blocked(struct nvme_lost_irq *li, int *cpu,
+				 bool *here)
+{
+	*cpu = lost_irq_vector_cpu(li);
 	*here = *cpu == raw_smp_processor_id();
 	if (*cpu >= nr_cpu_ids || *here)
 		return false;
@@ -237,6 +328,175 @@ static bool lost_irq_cpu_blocked(struct nvme_lost_irq *li, int *cpu,
 	/* 0 if it could not be asked (offline) */
 	return READ_ONCE(li->probe.answered_ns) >
 	       li->probe.sent_ns + LOST_IRQ_CPU_LATE_NS;
+}
+
+/*
+ * How long the recovery leaves the queue to an interrupt that the vector's
+ * CPU held back, once the CPU has answered.  The IPI outranks a device's
+ * vector, so a CPU that turns interrupts back on runs the question first
+ * and the held-back interrupt right after it; a reap in between would take
+ * the completions and blame the interrupt.  Under TCG, with the CPU's
+ * stall ending as it was asked, 2 of 6 recoveries were so blamed without
+ * this wait (cpu_stall.sh).
+ */
+#define LOST_IRQ_HELD_BACK_US	1000
+
+/* Context: hardirq, on the vector's CPU once it takes interrupts. */
+static void lost_irq_cpu_nop(void *info)
+{
+}
+
+/**
+ * nvme_lost_irq_deadline() - the timeout an I/O command starts with
+ * @deadline_ms: nvme.lost_irq_deadline_ms
+ * @io_timeout: the queue's io_timeout, in jiffies
+ * @watched: the command's queue is interrupt-driven and started
+ *
+ * Pure function of its arguments.  Context: any.
+ *
+ * Return: the early deadline in jiffies, or 0 (blk-mq gives the command
+ * @io_timeout) if there is none or it would not come first.
+ */
+unsigned long nvme_lost_irq_deadline(unsigned int deadline_ms,
+				     unsigned long io_timeout, bool watched)
+{
+	unsigned long deadline = msecs_to_jiffies(deadline_ms);
+
+	return watched && deadline < io_timeout ? deadline : 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_deadline);
+
+/**
+ * nvme_lost_irq_in_deadline() - did a command time out at its early deadline?
+ * @timeout: the command's timeout, in jiffies
+ * @io_timeout: the queue's io_timeout, in jiffies, now
+ *
+ * Only this file sets the timeout of the driver's own I/O commands.
+ * A command whose early deadline passed gets the whole @io_timeout from
+ * then on (its timeout reset to 0, which blk-mq fills in): no state beyond
+ * the timeout itself.  If @io_timeout was lowered below the deadline since,
+ * the command has waited longer than it: a real timeout.
+ *
+ * Pure function of its arguments.  Context: any.
+ *
+ * Return: true if the deadline passed, false for a real timeout.
+ */
+bool nvme_lost_irq_in_deadline(unsigned long timeout, unsigned long io_timeout)
+{
+	return timeout && timeout < io_timeout;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_in_deadline);
+
+/*
+ * An I/O command the driver sent: a user's passthrough command keeps the
+ * timeout it asked for, and admin commands have their own.
+ */
+static bool lost_irq_own_io(struct nvme_queue *nvmeq, struct request *req)
+{
+	return nvme_pci_qid(nvmeq) && !(nvme_req(req)->flags & NVME_REQ_USERCMD);
+}
+
+/*
+ * Context: the submission path (nvme_prep_rq()), before the command is
+ * started; preemption may be on.  Nothing else sets the timeout of the
+ * driver's own I/O commands: this gives it, again if one was requeued.
+ */
+void __nvme_lost_irq_deadline_start(struct request *req)
+{
+	struct nvme_queue *nvmeq = req->mq_hctx->driver_data;
+
+	if (!lost_irq_own_io(nvmeq, req))
+		return;
+	req->timeout = nvme_lost_irq_deadline(READ_ONCE(nvme_lost_irq_deadline_ms),
+					      req->q->rq_timeout,
+					      READ_ONCE(nvme_pci_lost_irq(nvmeq)->active));
+}
+
+static void lost_irq_deadline_report(struct nvme_lost_irq *li,
+				     struct request *req, unsigned int ms)
+{
+	struct nvme_lost_irq_ctrl *lc = li->ctrl;
+	int irq = nvme_pci_irq(li->nvmeq);
+	struct irq_data *d = irq_get_irq_data(irq);
+	const char *chip = d && d->chip ? d->chip->name : "?";
+	const char *domain = d && d->domain && d->domain->name ? d->domain->name : "?";
+
+	if (nvme_pci_warn_once(lc->warned, NVME_PCI_WARN_DEADLINE))
+		dev_warn(lc->dev,
+			 "no completion interrupt for I/O tag %d on queue %u, irq %d (chip %s, domain %s): completion polled at %u ms (nvme.lost_irq_deadline_ms)%s\n",
+			 req->tag, nvme_pci_qid(li->nvmeq), irq, chip, domain, ms,
+			 strstr(chip, "VMD") ?
+			 "; VMD: the vmd quirk covers Meteor/Arrow Lake only, VMD off avoids it" :
+			 "");
+	else if (__ratelimit(&lc->rs_deadline))
+		dev_info(lc->dev,
+			 "completions polled at their early deadline: %llu on queue %u so far (irq %d)\n",
+			 li->deadline_recoveries, nvme_pci_qid(li->nvmeq), irq);
+}
+
+/**
+ * nvme_lost_irq_deadline_passed() - the early deadline of a command passed
+ * @nvmeq: the command's queue
+ * @req: the command, timed out
+ * @ret: what nvme_timeout() returns, if this returns true
+ *
+ * Polls the queue once, as nvme_timeout() does 30 s later.  Found complete:
+ * done, counted, and the controller armed (nvme_lost_irq_ctrl_arm()).
+ * Still outstanding: the command is slow, not lost, and gets io_timeout.
+ *
+ * Context: process (blk-mq's timeout work), from nvme_timeout().
+ *
+ * Return: false if @req timed out for real: nvme_timeout() goes on.
+ */
+bool nvme_lost_irq_deadline_passed(struct nvme_queue *nvmeq,
+				   struct request *req,
+				   enum blk_eh_timer_return *ret)
+{
+	struct nvme_lost_irq *li = nvme_pci_lost_irq(nvmeq);
+	unsigned int ms;
+	int reaped, cpu;
+
+	if (!lost_irq_own_io(nvmeq, req) ||
+	    !nvme_lost_irq_in_deadline(req->timeout, req->q->rq_timeout))
+		return false;
+	/* until the timer is reset, deadline - timeout is when it started */
+	ms = jiffies_to_msecs(jiffies - (READ_ONCE(req->deadline) - req->timeout));
+	req->timeout = 0;
+	*ret = BLK_EH_RESET_TIMER;
+	/* a queue being reset or torn down: what is left is nvme_timeout()'s */
+	if (!READ_ONCE(li->active))
+		return true;
+	WRITE_ONCE(li->deadline_polls, li->deadline_polls + 1);
+	/*
+	 * Not blamed on the interrupt path if the vector's CPU merely held
+	 * it back: wait until that CPU runs an IPI, which it does once it
+	 * takes interrupts, then let the interrupt it held run (see
+	 * LOST_IRQ_HELD_BACK_US).  The wait is as long as the CPU's stall.
+	 */
+	cpu = lost_irq_vector_cpu(li);
+	if (cpu < nr_cpu_ids)
+		smp_call_function_single(cpu, lost_irq_cpu_nop, NULL, 1);
+	usleep_range(LOST_IRQ_HELD_BACK_US, 2 * LOST_IRQ_HELD_BACK_US);
+	if (blk_mq_rq_state(req) != MQ_RQ_IN_FLIGHT) {
+		*ret = BLK_EH_DONE;
+		return true;	/* its interrupt came: it was slow */
+	}
+	reaped = nvme_poll_irqdisable(nvmeq);
+	if (blk_mq_rq_state(req) == MQ_RQ_IN_FLIGHT)
+		return true;
+	*ret = BLK_EH_DONE;
+	if (reaped <= 0)
+		return true;	/* the handler got there first */
+
+	WRITE_ONCE(li->deadline_recoveries, li->deadline_recoveries + 1);
+	if (ms > li->deadline_max_ms)
+		WRITE_ONCE(li->deadline_max_ms, ms);
+	trace_nvme_lost_irq_deadline_recovered(dev_name(li->ctrl->dev),
+					       nvme_pci_qid(nvmeq), req->tag,
+					       reaped, ms);
+	lost_irq_deadline_report(li, req, ms);
+	nvme_lost_irq_ctrl_arm(li->ctrl);
+	return true;
 }
 
 static u64 lost_irq_period_ns(void)
@@ -282,7 +542,8 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	struct nvme_lost_irq_sample s = { };
 	u64 prev_ns = li->watch.last_ns;
 
-	if (!READ_ONCE(li->active) || !READ_ONCE(nvme_lost_irq_poll_ms))
+	if (!READ_ONCE(li->active) || !READ_ONCE(nvme_lost_irq_poll_ms) ||
+	    !(READ_ONCE(li->ctrl->armed) || READ_ONCE(nvme_lost_irq_poll_always)))
 		return HRTIMER_NORESTART;
 
 	/* the timer is dequeued: pairs with nvme_lost_irq_arm() */
@@ -343,7 +604,7 @@ static void lost_irq_report(struct nvme_lost_irq *li)
 	 */
 	if (nvme_pci_warn_once(lc->warned, NVME_PCI_WARN_LOST_IRQ))
 		dev_warn(lc->dev,
-			 "completion interrupt lost on queue %u, irq %d (chip %s, domain %s): completions are being recovered by polling every %u ms (nvme.lost_irq_poll_ms)%s\n",
+			 "no completion interrupt arrived on queue %u, irq %d (chip %s, domain %s), while a completion waited: completions are being recovered by polling every %u ms (nvme.lost_irq_poll_ms)%s\n",
 			 nvme_pci_qid(li->nvmeq), irq, chip, domain,
 			 READ_ONCE(nvme_lost_irq_poll_ms),
 			 strstr(chip, "VMD") ?
@@ -354,17 +615,6 @@ static void lost_irq_report(struct nvme_lost_irq *li)
 			 "lost completion interrupts: %llu recoveries on queue %u so far (irq %d)\n",
 			 li->recoveries, nvme_pci_qid(li->nvmeq), irq);
 }
-
-/*
- * How long the recovery leaves the queue to an interrupt that the vector's
- * CPU held back, once the CPU has answered.  The IPI outranks a device's
- * vector, so a CPU that turns interrupts back on runs the question first
- * and the held-back interrupt right after it; a reap in between would take
- * the completions and blame the interrupt.  Under TCG, with the CPU's
- * stall ending as it was asked, 2 of 6 recoveries were so blamed without
- * this wait (cpu_stall.sh).
- */
-#define LOST_IRQ_HELD_BACK_US	1000
 
 /* Context: process (nvme_lost_irq_wq), never concurrently for one queue. */
 static void lost_irq_work_fn(struct work_struct *work)
@@ -497,6 +747,7 @@ void nvme_lost_irq_stop(struct nvme_lost_irq *li)
 static int lost_irq_show(struct seq_file *m, void *unused)
 {
 	struct nvme_lost_irq_ctrl *lc = m->private;
+	u64 dl_polls = 0, dl_found = 0, dl_max = 0;
 	u64 checks = 0, delayed = 0, late = 0, recoveries = 0, reaped = 0;
 	u64 max_stall = 0, blocked = 0;
 	u64 empty = 0, rechecks = 0, found = 0, early = 0, early_reaped = 0;
@@ -507,6 +758,9 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 
 	for (i = 0; (nvmeq = nvme_pci_next_queue(lc->ndev, &i)); ) {
 		li = nvme_pci_lost_irq(nvmeq);
+		dl_polls += READ_ONCE(li->deadline_polls);
+		dl_found += READ_ONCE(li->deadline_recoveries);
+		dl_max = max(dl_max, READ_ONCE(li->deadline_max_ms));
 		checks += READ_ONCE(li->checks);
 		delayed += READ_ONCE(li->delayed);
 		late += READ_ONCE(li->late);
@@ -521,6 +775,14 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 		early_reaped += READ_ONCE(li->early.reaped);
 		max_wait = max(max_wait, READ_ONCE(li->early.max_wait_ns));
 	}
+	seq_printf(m, "deadline_ms: %u\n", READ_ONCE(nvme_lost_irq_deadline_ms));
+	seq_printf(m, "deadline_polls: %llu\n", dl_polls);
+	seq_printf(m, "deadline_recoveries: %llu\n", dl_found);
+	seq_printf(m, "deadline_max_ms: %llu\n", dl_max);
+	seq_printf(m, "deadline_warned: %d\n",
+		   test_bit(NVME_PCI_WARN_DEADLINE, lc->warned));
+	seq_printf(m, "poll_always: %u\n", READ_ONCE(nvme_lost_irq_poll_always));
+	seq_printf(m, "armed: %u\n", READ_ONCE(lc->armed));
 	seq_printf(m, "poll_ms: %u\n", READ_ONCE(nvme_lost_irq_poll_ms));
 	seq_printf(m, "checks: %llu\n", checks);
 	seq_printf(m, "delayed_checks: %llu\n", delayed);
@@ -544,6 +806,8 @@ static int lost_irq_show(struct seq_file *m, void *unused)
 		u16 qid = nvme_pci_qid(nvmeq);
 
 		li = nvme_pci_lost_irq(nvmeq);
+		seq_printf(m, "q%u.deadline_recoveries: %llu\n", qid,
+			   READ_ONCE(li->deadline_recoveries));
 		seq_printf(m, "q%u.checks: %llu\n", qid, READ_ONCE(li->checks));
 		seq_printf(m, "q%u.delayed_checks: %llu\n", qid,
 			   READ_ONCE(li->delayed));
@@ -584,8 +848,15 @@ void nvme_lost_irq_ctrl_init(struct nvme_lost_irq_ctrl *lc,
 	ratelimit_state_init(&lc->rs, 60 * HZ, 1);
 	ratelimit_state_init(&lc->rs_blocked, 60 * HZ, 1);
 	ratelimit_state_init(&lc->rs_early, 60 * HZ, 1);
+	ratelimit_state_init(&lc->rs_deadline, 60 * HZ, 1);
+	lc->armed = 0;
+	lc->armed_knob = (struct nvme_pci_knob) {
+		.name = "lost_irq_armed", .val = &lc->armed, .min = 0, .max = 1,
+		.changed = lost_irq_armed_changed,
+	};
 	/* removed with the controller's directory */
 	debugfs_create_file("lost_irq", 0400, parent, lc, &lost_irq_fops);
+	nvme_pci_debugfs_knob(parent, &lc->armed_knob);
 }
 
 /**
@@ -609,5 +880,6 @@ int __init nvme_lost_irq_init(void)
  */
 void nvme_lost_irq_exit(void)
 {
+	cancel_work_sync(&lost_irq_key_work);
 	destroy_workqueue(nvme_lost_irq_wq);
 }

@@ -2,15 +2,19 @@
 /*
  * Recovery of lost completion interrupts for nvme-pci.
  *
- * A completion queue with commands outstanding is checked every
- * nvme.lost_irq_poll_ms.  A completion that stays posted at the same CQ head
- * across two checks, with no interrupt serviced in between, was not
- * signalled: it is reaped by polling from process context, with the vector
- * disabled, exactly as nvme_timeout() would reap it 30 s later.
+ * Every I/O command first gets an early deadline, nvme.lost_irq_deadline_ms:
+ * when it passes, the command's CQ is polled once, as nvme_timeout() would
+ * poll it 30 s later.  Once a controller has had a completion recovered, or
+ * with nvme.lost_irq_poll_always, a completion queue of it with commands
+ * outstanding is checked every nvme.lost_irq_poll_ms.  A completion that
+ * stays posted at the same CQ head across two checks, with no interrupt
+ * serviced in between, was not signalled: it is reaped by polling from
+ * process context, with the vector disabled.
  */
 #ifndef _NVME_PCI_LOST_IRQ_H
 #define _NVME_PCI_LOST_IRQ_H
 
+#include <linux/blk-mq.h>
 #include <linux/device.h>
 #include <linux/fault-inject.h>
 #include <linux/hrtimer.h>
@@ -22,6 +26,7 @@
 #include <linux/workqueue.h>
 
 #include "pci.h"
+#include "pci_debugfs.h"
 #include "pci_early_irq.h"
 
 /**
@@ -85,6 +90,10 @@ nvme_lost_irq_check(struct nvme_lost_irq_watch *w,
  * @rs: rate limit of the messages after it
  * @rs_blocked: rate limit of the messages of recoveries blamed on a CPU
  * @rs_early: rate limit of the early-interrupt messages after the first
+ * @rs_deadline: rate limit of the early-deadline messages after the first
+ * @armed: 1 once a completion of the controller was recovered: its busy
+ *	queues are checked every nvme.lost_irq_poll_ms from then on
+ * @armed_knob: debugfs lost_irq_armed, which sets @armed (0 or 1)
  */
 struct nvme_lost_irq_ctrl {
 	struct nvme_dev *ndev;
@@ -93,6 +102,9 @@ struct nvme_lost_irq_ctrl {
 	struct ratelimit_state rs;
 	struct ratelimit_state rs_blocked;
 	struct ratelimit_state rs_early;
+	struct ratelimit_state rs_deadline;
+	unsigned int armed;
+	struct nvme_pci_knob armed_knob;
 };
 
 /**
@@ -135,6 +147,9 @@ struct nvme_lost_irq_probe {
  * @recoveries: recoveries that reaped at least one completion
  * @reaped: completions reaped by recoveries
  * @max_stall_ns: longest wait of a recovered completion
+ * @deadline_polls: early deadlines of the queue's commands that polled it
+ * @deadline_recoveries: of those, the ones that found their command complete
+ * @deadline_max_ms: longest wait of a command such a poll found complete
  * @probe: asks the vector's CPU whether it takes interrupts
  * @cpu_blocked: recoveries whose completion waited for a CPU that took no
  *	interrupt: no interrupt was lost
@@ -162,12 +177,30 @@ struct nvme_lost_irq {
 	u64 max_stall_ns;
 	struct nvme_lost_irq_probe probe;
 	u64 cpu_blocked;
+	u64 deadline_polls;
+	u64 deadline_recoveries;
+	u64 deadline_max_ms;
 	struct nvme_early_irq early;
 };
 
 extern unsigned int nvme_lost_irq_poll_ms;
-/* nvme.lost_irq_poll_ms is not 0: the hot paths account and arm */
-DECLARE_STATIC_KEY_TRUE(nvme_lost_irq_on);
+extern unsigned int nvme_lost_irq_poll_always;
+/*
+ * nvme.lost_irq_poll_ms is not 0, and nvme.lost_irq_poll_always is set or a
+ * controller is armed: submissions arm the checks
+ */
+DECLARE_STATIC_KEY_FALSE(nvme_lost_irq_on);
+/* nvme.lost_irq_deadline_ms is not 0: I/O commands get the early deadline */
+DECLARE_STATIC_KEY_TRUE(nvme_lost_irq_deadline_on);
+
+unsigned long nvme_lost_irq_deadline(unsigned int deadline_ms,
+				     unsigned long io_timeout, bool watched);
+bool nvme_lost_irq_in_deadline(unsigned long timeout, unsigned long io_timeout);
+void __nvme_lost_irq_deadline_start(struct request *req);
+bool nvme_lost_irq_deadline_passed(struct nvme_queue *nvmeq,
+				   struct request *req,
+				   enum blk_eh_timer_return *ret);
+void nvme_lost_irq_ctrl_arm(struct nvme_lost_irq_ctrl *lc);
 
 int nvme_lost_irq_init(void);
 
@@ -212,17 +245,32 @@ static inline bool nvme_lost_irq_dropped(struct nvme_lost_irq *li)
 }
 
 /**
+ * nvme_lost_irq_deadline_start() - give an I/O command its early deadline
+ * @req: the command, about to be started
+ *
+ * Context: the submission path, before blk_mq_start_request().  A
+ * patched-out branch when nvme.lost_irq_deadline_ms is 0; else a call that
+ * sets @req->timeout.
+ */
+static inline void nvme_lost_irq_deadline_start(struct request *req)
+{
+	if (static_branch_likely(&nvme_lost_irq_deadline_on))
+		__nvme_lost_irq_deadline_start(req);
+}
+
+/**
  * nvme_lost_irq_arm() - commands were submitted: make sure a check comes
  * @li: the queue's poller state
  *
- * Context: any, with the queue's sq_lock held.  On a queue the poller
- * watches, costs a full barrier and a test of the timer; a patched-out
- * branch when the poller is off, a test of @li->active on a queue it does
- * not watch (polled queues).
+ * Context: any, with the queue's sq_lock held.  A patched-out branch until
+ * some controller needs the poller; then, on a queue the poller watches, a
+ * full barrier and a test of the timer, and a test of two flags on one it
+ * does not (a controller not armed, polled queues).
  */
 static inline void nvme_lost_irq_arm(struct nvme_lost_irq *li)
 {
-	if (!static_branch_likely(&nvme_lost_irq_on) || !li->active)
+	if (!static_branch_unlikely(&nvme_lost_irq_on) || !li->active ||
+	    !(READ_ONCE(li->ctrl->armed) || READ_ONCE(nvme_lost_irq_poll_always)))
 		return;
 	/*
 	 * The submission (sq_tail) before the timer test, paired with the

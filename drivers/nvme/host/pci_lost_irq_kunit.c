@@ -2,7 +2,8 @@
 /*
  * KUnit tests for the decision of the nvme-pci lost interrupt poller: given
  * successive samples of a completion queue, when is a completion stuck?
- * And of the probe that tells a CPU with interrupts off from a lost one.
+ * And of the probe that tells a CPU with interrupts off from a lost one,
+ * and of the early deadline an I/O command starts with.
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
@@ -287,6 +288,39 @@ static void probe_tells_a_cpu_with_interrupts_off(struct kunit *test)
 	put_task_struct(t);
 }
 
+/*
+ * An I/O command starts with the early deadline only where it comes before
+ * io_timeout, on a queue the driver watches, with the deadline on.
+ */
+static void deadline_comes_first_or_not_at_all(struct kunit *test)
+{
+	unsigned long io_timeout = 30 * HZ;
+
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_deadline(500, io_timeout, true),
+			msecs_to_jiffies(500));
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_deadline(0, io_timeout, true), 0UL);
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_deadline(500, io_timeout, false), 0UL);
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_deadline(30000, io_timeout, true), 0UL);
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_deadline(60000, io_timeout, true), 0UL);
+}
+
+/*
+ * The deadline passes once: the command then has blk-mq's io_timeout, and
+ * its next timeout is a real one; so is one whose io_timeout was lowered
+ * below the deadline since it started.
+ */
+static void deadline_passes_once(struct kunit *test)
+{
+	unsigned long io_timeout = 30 * HZ;
+	unsigned long t = nvme_lost_irq_deadline(500, io_timeout, true);
+
+	KUNIT_EXPECT_TRUE(test, nvme_lost_irq_in_deadline(t, io_timeout));
+	KUNIT_EXPECT_FALSE(test, nvme_lost_irq_in_deadline(io_timeout, io_timeout));
+	KUNIT_EXPECT_FALSE(test, nvme_lost_irq_in_deadline(0, io_timeout));
+	KUNIT_EXPECT_FALSE(test, nvme_lost_irq_in_deadline(t, t));
+	KUNIT_EXPECT_FALSE(test, nvme_lost_irq_in_deadline(t, t / 2));
+}
+
 static enum nvme_early_irq_verdict judge(u32 irqs, u16 head, bool pending,
 					 u32 outstanding)
 {
@@ -326,6 +360,8 @@ static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE(clock_not_advancing_is_not_stuck),
 	KUNIT_CASE(late_check_does_not_judge),
 	KUNIT_CASE(probe_tells_a_cpu_with_interrupts_off),
+	KUNIT_CASE(deadline_comes_first_or_not_at_all),
+	KUNIT_CASE(deadline_passes_once),
 	KUNIT_CASE(early_interrupt_is_found),
 	{}
 };

@@ -38,6 +38,28 @@ TRACE_EVENT(nvme_lost_irq_recovered,
 );
 
 /*
+ * A command's early deadline passed and the poll of its queue found it
+ * complete: how many completions the poll reaped, and how long it waited.
+ */
+TRACE_EVENT(nvme_lost_irq_deadline_recovered,
+	    TP_PROTO(const char *ctrl, u16 qid, int tag, int reaped, u32 wait_ms),
+	    TP_ARGS(ctrl, qid, tag, reaped, wait_ms),
+	    TP_STRUCT__entry(__string(ctrl, ctrl)
+			     __field(u16, qid)
+			     __field(int, tag)
+			     __field(int, reaped)
+			     __field(u32, wait_ms)),
+	    TP_fast_assign(__assign_str(ctrl);
+			   __entry->qid = qid;
+			   __entry->tag = tag;
+			   __entry->reaped = reaped;
+			   __entry->wait_ms = wait_ms;),
+	    TP_printk("%s qid=%u tag=%d reaped=%d wait_ms=%u",
+		      __get_str(ctrl), __entry->qid, __entry->tag,
+		      __entry->reaped, __entry->wait_ms)
+);
+
+/*
  * A re-check after an empty handler run found a completion posted with no
  * interrupt since, and the queue was reaped: how many completions, and how
  * long after the empty run the re-check found them.

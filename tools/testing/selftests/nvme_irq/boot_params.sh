@@ -13,6 +13,8 @@ DIR=$(dirname "$0")
 
 ALL_TESTS="
 	param_lost_irq_poll_ms
+	param_lost_irq_deadline_ms
+	param_lost_irq_poll_always
 	param_fail_lost_irq
 	param_irq_budget
 	param_irq_moderation_us
@@ -41,6 +43,8 @@ param_check() {
 }
 
 param_lost_irq_poll_ms() { param_check lost_irq_poll_ms 5; }
+param_lost_irq_deadline_ms() { param_check lost_irq_deadline_ms 500; }
+param_lost_irq_poll_always() { param_check lost_irq_poll_always 0; }
 param_irq_budget() { param_check irq_budget 256; }
 param_irq_moderation_us() { param_check irq_moderation_us 0; }
 param_adaptive_coalescing() { param_check adaptive_coalescing 1; }
@@ -52,7 +56,8 @@ no_threshold_param() {
 	for t in $THRESHOLDS; do
 		[ -e "/sys/module/nvme/parameters/${t%=*}" ] && return 1
 	done
-	for t in lost_irq_poll_ms irq_budget irq_moderation_us adaptive_coalescing; do
+	for t in lost_irq_poll_ms lost_irq_deadline_ms lost_irq_poll_always irq_budget \
+		 irq_moderation_us adaptive_coalescing; do
 		[ -e "/sys/kernel/debug/nvme_pci/$t" ] && return 1
 	done
 	return 0

@@ -423,6 +423,15 @@ rejects_keeps() {
 	return $ok
 }
 
+# poll_always: the lost-interrupt poller watches every controller from now
+# on, as on a platform known to lose interrupts, instead of only those that
+# had a completion recovered (save_knobs puts the value back)
+poll_always() {
+	local f=/sys/module/nvme/parameters/lost_irq_poll_always
+
+	[ ! -e "$f" ] || echo 1 > "$f"
+}
+
 # qmp_lose_msix QOM-PATH VECTOR PPM: the emulated controller at QOM-PATH
 # ($NVME_IRQ_QMP dev) drops that fraction of VECTOR's messages; 0 for none
 qmp_lose_msix() {

@@ -17,8 +17,9 @@ DIR=$(dirname "$0")
 DBG=/sys/kernel/debug/nvme_pci
 FAIL=$DBG/fail_lost_irq
 PARAM=/sys/module/nvme/parameters/lost_irq_poll_ms
+DEADLINE=/sys/module/nvme/parameters/lost_irq_deadline_ms
 WORK=${TMPDIR:-/tmp}/nvme_irq_lost
-WARNING="completion interrupt lost on queue"
+WARNING="no completion interrupt arrived on queue"
 FPARAM=/sys/module/nvme/parameters/fail_lost_irq
 
 ALL_TESTS="
@@ -34,6 +35,9 @@ ALL_TESTS="
 	poll_ms_rejects_too_big
 	poll_ms_rejects_overflow
 	poll_ms_rejects_empty
+	deadline_rejects_bad
+	poll_always_rejects_bad
+	armed_rejects_bad
 	fail_qid_rejects_too_big
 	fail_param_rejects_trailing_text
 	fail_param_rejects_percentage
@@ -226,6 +230,25 @@ poll_ms_rejects_empty() {
 	echo "$default_ms" > "$PARAM"
 }
 
+deadline_rejects_bad() {
+	echo 700 > "$DEADLINE"
+	ktap_test_result "lost_irq_deadline_ms rejects -1, abc, 60001, 1e3 and '' and keeps 700" \
+		rejects_keeps "$DEADLINE" -1 abc 60001 1e3 ""
+	echo "$default_deadline" > "$DEADLINE"
+}
+
+poll_always_rejects_bad() {
+	local f=/sys/module/nvme/parameters/lost_irq_poll_always
+
+	ktap_test_result "lost_irq_poll_always rejects 2, -1, yes and keeps its value" \
+		rejects_keeps "$f" 2 -1 yes
+}
+
+armed_rejects_bad() {
+	ktap_test_result "$first's lost_irq_armed rejects 2, -1, on and keeps its value" \
+		rejects_keeps "$DBG/$first/lost_irq_armed" 2 -1 on
+}
+
 fail_qid_rejects_too_big() {
 	echo 3 > "$DBG/fail_lost_irq_qid"
 	ktap_test_result "fail_lost_irq_qid rejects 70000 and keeps 3" \
@@ -268,6 +291,7 @@ poller_off_run() {
 	old_timeout=$(cat "/sys/block/$dev/queue/io_timeout")
 	echo 2000 > "/sys/block/$dev/queue/io_timeout"
 	echo 0 > "$PARAM"
+	echo 0 > "$DEADLINE"
 	mark_dmesg
 	inject 1 100
 	start=$(date +%s%N)
@@ -276,6 +300,7 @@ poller_off_run() {
 	off_ms=$((($(date +%s%N) - start) / 1000000))
 	inject 0 0
 	echo "$default_ms" > "$PARAM"
+	echo "$default_deadline" > "$DEADLINE"
 	echo "$old_timeout" > "/sys/block/$dev/queue/io_timeout"
 	ktap_print_msg "read on CPU $cpu (queue 1) with the poller off took $off_ms ms"
 	off_polled=false
@@ -394,7 +419,7 @@ removal_no_timeout() {
 ktap_print_header
 require_root
 require_test_devs
-if [ ! -w "$PARAM" ] || [ ! -d "$FAIL" ]; then
+if [ ! -w "$PARAM" ] || [ ! -w "$DEADLINE" ] || [ ! -d "$FAIL" ]; then
 	ktap_skip_all "needs nvme.lost_irq_poll_ms and CONFIG_FAULT_INJECTION_DEBUG_FS"
 	exit "$KSFT_SKIP"
 fi
@@ -406,5 +431,9 @@ fi
 first=$(echo "$ctrls" | head -n 1)
 mkdir -p "$WORK"
 default_ms=$(cat "$PARAM")
+default_deadline=$(cat "$DEADLINE")
+# the poller from the start, as on a platform known to lose interrupts:
+# each loss waits milliseconds, not a deadline (lost_msix.sh tests those)
+poll_always
 at_exit cleanup
 run_tests

@@ -4,12 +4,17 @@
 # Lost MSI-X messages made by the device, as behind Intel VMD in the field:
 # the controller posts the completion but its message never arrives.  The
 # driver's own injector stays off; an emulated controller drops 1 %, 50 %
-# and 100 % of queue 1's messages ($NVME_IRQ_QMP reaches it).  At QD1 every
-# dropped message is a stall only the poller can end: fio verify is clean,
-# the poller recovers at least as many stalls as the device dropped
+# and 100 % of queue 1's messages ($NVME_IRQ_QMP reaches it).  With the
+# poller watching from the start (nvme.lost_irq_poll_always=1), at QD1
+# every dropped message is a stall only the poller can end: fio verify is
+# clean, the poller recovers at least as many stalls as the device dropped
 # messages, nothing times out, and the worst I/O waits at most three poll
-# intervals, far from io_timeout.  With the poller off, a read whose
-# message is dropped ends in nvme_timeout()'s "completion polled".
+# intervals, far from io_timeout.  At the defaults a healthy controller is
+# not watched at all; once it drops every message, the first stall ends at
+# its command's early deadline, which arms the poller for the controller
+# with one warning, and the poller ends the later ones.  With the deadline
+# and the poller off, a read whose message is dropped ends in
+# nvme_timeout()'s "completion polled".
 
 DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -17,6 +22,8 @@ DIR=$(dirname "$0")
 
 DBG=/sys/kernel/debug/nvme_pci
 PARAM=/sys/module/nvme/parameters/lost_irq_poll_ms
+DEADLINE=/sys/module/nvme/parameters/lost_irq_deadline_ms
+ALWAYS=/sys/module/nvme/parameters/lost_irq_poll_always
 WORK=${TMPDIR:-/tmp}/nvme_irq_lost_msix
 # besides three poll intervals (two checks, each up to half an interval
 # late to share a timer interrupt): a non-operational power state's exit
@@ -30,6 +37,9 @@ ALL_TESTS="
 	lost50_fio_clean lost50_dropped lost50_recovered lost50_no_timeout lost50_within
 	lost100_fio_clean lost100_dropped lost100_recovered lost100_no_timeout lost100_within
 	lost100_not_blamed_on_cpu
+	healthy_fio_clean healthy_not_watched
+	deadline_fio_clean deadline_first_stall deadline_arms_poller
+	deadline_no_timeout deadline_warning
 	poller_off_after_timeout
 	poller_off_completion_polled
 "
@@ -41,7 +51,19 @@ lose() {	# lose PPM: that fraction of queue 1's messages, 0 for none
 cleanup() {
 	lose 0 > /dev/null 2>&1
 	echo "$poll_ms" > "$PARAM"
+	echo "$deadline_ms" > "$DEADLINE"
 	echo "$io_timeout" > "/sys/block/${NS#/dev/}/queue/io_timeout"
+}
+
+key() {		# key NAME: a counter of $CTRL's lost_irq file
+	awk -F': ' -v k="$1" '$1 == k { print $2 }' "$DBG/$CTRL/lost_irq"
+}
+
+# at the defaults: the poller watches a controller only once it has had a
+# completion recovered; forget that $CTRL had one (earlier tests)
+defaults() {
+	echo 0 > "$ALWAYS"
+	echo 0 > "$DBG/$CTRL/lost_irq_armed"
 }
 
 dropped() {
@@ -163,12 +185,109 @@ lost100_recovered() { lost_recovered 100; }
 lost100_no_timeout() { lost_no_timeout 100; }
 lost100_within() { lost_within 100; }
 
-# Poller off, every message of queue 1 lost, io_timeout 2 s: the read
-# stalls until nvme_timeout() finds the completion, as in the field
+# A healthy controller at the defaults: QD1 fio, no message lost.  The
+# poller never checks it and no deadline passes.
+healthy_run() {
+	local c0 p0
+
+	defaults
+	c0=$(key q1.checks) p0=$(key deadline_polls)
+	fio_qd1 healthy > /dev/null
+	HEALTHY_OK=$?
+	HEALTHY_CHECKS=$(($(key q1.checks) - c0))
+	HEALTHY_POLLS=$(($(key deadline_polls) - p0))
+	HEALTHY_ARMED=$(cat "$DBG/$CTRL/lost_irq_armed")
+	echo 1 > "$ALWAYS"
+	ktap_print_msg "healthy, defaults: $HEALTHY_CHECKS checks, $HEALTHY_POLLS" \
+		"deadline polls, armed $HEALTHY_ARMED"
+}
+
+healthy_fio_clean() {
+	once healthy healthy_run
+	ktap_test_result "healthy at the defaults: fio verify clean" [ "$HEALTHY_OK" -eq 0 ]
+}
+
+healthy_not_watched() {
+	once healthy healthy_run
+	ktap_test_result "healthy at the defaults: no poller check, no deadline poll, not armed" \
+		[ "$HEALTHY_CHECKS:$HEALTHY_POLLS:$HEALTHY_ARMED" = 0:0:0 ]
+}
+
+# At the defaults, every message of queue 1 lost: the first stall ends at
+# its command's deadline (0.5 s, which blk-mq's timer rounds up by about a
+# second), which arms the poller; the poller ends the later stalls
+deadline_run() {
+	local f0 r0 t0 res ios errs
+
+	defaults
+	mark_dmesg
+	f0=$(key deadline_recoveries) r0=$(recoveries) t0=$(timeouts)
+	lose 1000000
+	res=$(fio_qd1 deadline)
+	DL_OK=$?
+	lose 0
+	read -r DL_WORST ios errs <<< "$res"
+	DL_FOUND=$(($(key deadline_recoveries) - f0))
+	DL_POLLED=$(($(recoveries) - r0))
+	DL_TIMEOUTS=$(($(timeouts) - t0))
+	DL_ARMED=$(cat "$DBG/$CTRL/lost_irq_armed")
+	DL_ARMING=$(dmesg_since | grep -c "$CTRL: checking busy queues for lost")
+	echo 1 > "$ALWAYS"
+	ktap_print_msg "deadline: $ios I/Os, $DL_FOUND found at a deadline" \
+		"(longest $(key deadline_max_ms) ms), then $DL_POLLED by the poller;" \
+		"worst I/O ${DL_WORST:-?} ms, $DL_TIMEOUTS timeouts"
+}
+
+deadline_fio_clean() {
+	once deadline deadline_run
+	ktap_test_result "defaults, 100 % lost: fio verify clean" [ "$DL_OK" -eq 0 ]
+}
+
+# far from io_timeout: the figure against the 2 s target is the benchmark's
+first_stall_ended() {
+	[ "$DL_FOUND" -ge 1 ] && [ -n "$DL_WORST" ] &&
+		awk -v w="$DL_WORST" 'BEGIN { exit !(w < 5000) }'
+}
+
+deadline_first_stall() {
+	once deadline deadline_run
+	ktap_test_result "defaults, 100 % lost: the first stall ended at its deadline, within 5 s" \
+		first_stall_ended
+}
+
+armed_and_polled() {
+	[ "$DL_ARMED" = 1 ] && [ "$DL_POLLED" -gt 0 ] && [ "$DL_ARMING" = 1 ]
+}
+
+deadline_arms_poller() {
+	once deadline deadline_run
+	ktap_test_result "defaults, 100 % lost: armed once, the poller ended the later stalls" \
+		armed_and_polled
+}
+
+deadline_no_timeout() {
+	once deadline deadline_run
+	ktap_test_result "defaults, 100 % lost: nothing timed out" [ "$DL_TIMEOUTS" -eq 0 ]
+}
+
+# once per controller since boot: an earlier test may have had it first
+deadline_warned() {
+	dmesg | grep -q "$CTRL: no completion interrupt for I/O tag [0-9]* on queue 1, irq $irq "
+}
+
+deadline_warning() {
+	once deadline deadline_run
+	ktap_test_result "defaults: the warning says no interrupt came for a command on queue 1" \
+		deadline_warned
+}
+
+# Deadline and poller off, every message of queue 1 lost, io_timeout 2 s:
+# the read stalls until nvme_timeout() finds the completion, as in the field
 poller_off_run() {
 	local start
 
 	echo 0 > "$PARAM"
+	echo 0 > "$DEADLINE"
 	echo 2000 > "/sys/block/${NS#/dev/}/queue/io_timeout"
 	mark_dmesg
 	lose 1000000
@@ -178,6 +297,7 @@ poller_off_run() {
 	off_ms=$((($(date +%s%N) - start) / 1000000))
 	lose 0
 	echo "$poll_ms" > "$PARAM"
+	echo "$deadline_ms" > "$DEADLINE"
 	echo "$io_timeout" > "/sys/block/${NS#/dev/}/queue/io_timeout"
 	ktap_print_msg "poller off: the read on CPU $cpu took $off_ms ms"
 	off_polled=false
@@ -203,8 +323,8 @@ require_test_devs
 # the first named namespace and its controller
 NS=$(first_ns)
 CTRL=$(ns_ctrl "${NS#/dev/}")
-if [ ! -w "$PARAM" ] || [ ! -r "$DBG/$CTRL/lost_irq" ]; then
-	ktap_skip_all "needs nvme.lost_irq_poll_ms, debugfs and $CTRL"
+if [ ! -w "$PARAM" ] || [ ! -w "$DEADLINE" ] || [ ! -r "$DBG/$CTRL/lost_irq" ]; then
+	ktap_skip_all "needs nvme.lost_irq_poll_ms, nvme.lost_irq_deadline_ms, debugfs and $CTRL"
 	exit "$KSFT_SKIP"
 fi
 if [ -z "${NVME_IRQ_QMP:-}" ] ||
@@ -221,8 +341,11 @@ vec=$(awk -v q="${CTRL}q1" '$NF == q { for (i = 1; i <= NF; i++)
 	if ($i ~ /^[0-9]+-edge$/) { sub("-edge", "", $i); print $i } }' /proc/interrupts)
 cpu=$(cut -d, -f1 "/sys/block/${NS#/dev/}/mq/0/cpu_list" | cut -d- -f1)
 poll_ms=$(cat "$PARAM")
+deadline_ms=$(cat "$DEADLINE")
 io_timeout=$(cat "/sys/block/${NS#/dev/}/queue/io_timeout")
 ktap_print_msg "queue 1 of $CTRL: irq $irq, MSI-X vector $vec, CPU $cpu; poll interval $poll_ms ms"
 
+# the poller from the start, but where a test says otherwise
+poll_always
 at_exit cleanup
 run_tests
