@@ -163,23 +163,28 @@ early_under_load() {
 		[ "$rc:$n" = 0:0 ]
 }
 
-# five reads, each after 300 ms of idle, every message early: the case the
-# field reports (stalls after idle, none under load)
+# eight reads, each after 300 ms of idle, every message early: the case the
+# field reports (stalls after idle, none under load).  An idle vCPU may
+# take longer than 100 us to run the handler, which then finds the entry:
+# each message comes 400 us ahead here (one to three re-checks find it)
 idle_reads_rechecked() {
-	local i r0 r ok=0
+	local i r0 r ok=0 ns
 
 	r0=$(counter early_recoveries)
+	ns=$("$NVME_IRQ_QMP" get "$dev" x-early-msix-ns)
+	"$NVME_IRQ_QMP" set "$dev" x-early-msix-ns 400000
 	early 1
-	for i in 1 2 3 4 5; do
+	for i in 1 2 3 4 5 6 7 8; do
 		pause 0.3
 		taskset -c "$cpu" dd if="$NS" of=/dev/null bs=4k count=1 \
 			skip=$((i * 64)) iflag=direct 2> /dev/null && ok=$((ok + 1))
 	done
 	early 0
+	"$NVME_IRQ_QMP" set "$dev" x-early-msix-ns "$ns"
 	r=$(($(counter early_recoveries) - r0))
-	ktap_print_msg "idle reads: $ok of 5 read, $r recovered by a re-check"
+	ktap_print_msg "idle reads: $ok of 8 read, $r recovered by a re-check"
 	ktap_test_result "sparse reads after idle: read, recovered by the re-check" \
-		[ "$ok:$((r > 0))" = 5:1 ]
+		[ "$ok:$((r > 0))" = 8:1 ]
 }
 
 # the re-check off: the poller ends the stalls, a few ms each
