@@ -37,7 +37,6 @@
 #include <linux/seq_file.h>
 #include <kunit/visibility.h>
 
-#include "nvme.h"
 #include "pci_lost_irq.h"
 #include "pci_debugfs.h"
 
@@ -388,12 +387,13 @@ bool nvme_lost_irq_in_deadline(unsigned long timeout, unsigned long io_timeout)
 EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_in_deadline);
 
 /*
- * An I/O command the driver sent: a user's passthrough command keeps the
- * timeout it asked for, and admin commands have their own.
+ * A read, write or other block I/O command on an I/O queue: passthrough
+ * commands (a user's, the target's, the core's own) keep the timeout they
+ * were given, and admin commands have their own.
  */
 static bool lost_irq_own_io(struct nvme_queue *nvmeq, struct request *req)
 {
-	return nvme_pci_qid(nvmeq) && !(nvme_req(req)->flags & NVME_REQ_USERCMD);
+	return nvme_pci_qid(nvmeq) && !blk_rq_is_passthrough(req);
 }
 
 /*
@@ -440,9 +440,10 @@ static void lost_irq_deadline_report(struct nvme_lost_irq *li,
  * @req: the command, timed out
  * @ret: what nvme_timeout() returns, if this returns true
  *
- * Polls the queue once, as nvme_timeout() does 30 s later.  Found complete:
- * done, counted, and the controller armed (nvme_lost_irq_ctrl_arm()).
- * Still outstanding: the command is slow, not lost, and gets io_timeout.
+ * Polls the queue once, as nvme_timeout() does 30 s later, if a completion
+ * is posted at its head.  Found complete: done, counted, and the controller
+ * armed (nvme_lost_irq_ctrl_arm()).  Nothing posted, or still outstanding:
+ * the command is slow, not lost, and gets io_timeout.
  *
  * Context: process (blk-mq's timeout work), from nvme_timeout().
  *
@@ -453,7 +454,9 @@ bool nvme_lost_irq_deadline_passed(struct nvme_queue *nvmeq,
 				   enum blk_eh_timer_return *ret)
 {
 	struct nvme_lost_irq *li = nvme_pci_lost_irq(nvmeq);
+	struct nvme_lost_irq_sample s = { };
 	unsigned int ms;
+	u64 wait_us;
 	int reaped, cpu;
 
 	if (!lost_irq_own_io(nvmeq, req) ||
@@ -466,17 +469,23 @@ bool nvme_lost_irq_deadline_passed(struct nvme_queue *nvmeq,
 	/* a queue being reset or torn down: what is left is nvme_timeout()'s */
 	if (!READ_ONCE(li->active))
 		return true;
+	/* nothing posted at the head: the command is slow, not complete */
+	nvme_pci_cq_sample(nvmeq, &s);
+	if (!s.pending)
+		return true;
 	WRITE_ONCE(li->deadline_polls, li->deadline_polls + 1);
 	/*
 	 * Not blamed on the interrupt path if the vector's CPU merely held
 	 * it back: wait until that CPU runs an IPI, which it does once it
 	 * takes interrupts, then let the interrupt it held run (see
-	 * LOST_IRQ_HELD_BACK_US).  The wait is as long as the CPU's stall.
+	 * LOST_IRQ_HELD_BACK_US), or the one moderation holds on purpose.
+	 * The wait is as long as the CPU's stall.
 	 */
 	cpu = lost_irq_vector_cpu(li);
 	if (cpu < nr_cpu_ids)
 		smp_call_function_single(cpu, lost_irq_cpu_nop, NULL, 1);
-	usleep_range(LOST_IRQ_HELD_BACK_US, 2 * LOST_IRQ_HELD_BACK_US);
+	wait_us = max_t(u64, LOST_IRQ_HELD_BACK_US, div_u64(s.hold_ns, NSEC_PER_USEC));
+	usleep_range(wait_us, 2 * wait_us);
 	if (blk_mq_rq_state(req) != MQ_RQ_IN_FLIGHT) {
 		*ret = BLK_EH_DONE;
 		return true;	/* its interrupt came: it was slow */
