@@ -55,6 +55,8 @@ METRICS = [
     ('lost_irq_recoveries', 'lost-irq recoveries', '{:.0f}', False),
     ('lost_irq_deadline_recoveries', 'deadline recoveries', '{:.0f}', False),
     ('lost_irq_early_recoveries', 'early re-check recoveries', '{:.0f}', False),
+    ('early_empty_runs_per_io', 'empty runs/IO', '{:.3f}', False),
+    ('early_rechecks_per_io', 're-checks/IO', '{:.3f}', False),
     ('drain_fallbacks', 'irq_poll fallbacks', '{:.0f}', False),
     ('softlockups', 'soft lockups', '{:.0f}', False),
     ('io_timeouts', 'I/O timeouts', '{:.0f}', False),

@@ -2,10 +2,11 @@
 /*
  * Adaptive interrupt coalescing of nvme-pci: sampling, actuators, knobs.
  *
- * The work item of a controller runs every period while one of its queues
- * completes commands or is moderated, and stops otherwise: an idle
- * controller costs nothing, and the first interrupt after idle starts it
- * again.  It asks the policy for each queue's state and sets it with the
+ * The work item of a controller samples its queues once a period.  The
+ * first interrupt handler run a period after the last sample queues it, so
+ * that a load the policy leaves alone costs no timer and an idle
+ * controller nothing; while a queue is moderated it runs from its own
+ * timer.  It asks the policy for each queue's state and sets it with the
  * finest actuator available: device coalescing (Feature 08h for the
  * controller, 09h Coalescing Disable for the vectors that must stay
  * immediate) if the controller accepts it, genirq per-vector moderation
@@ -165,20 +166,20 @@ static struct nvme_coal_queue *nvme_coal_next(struct nvme_coal_ctrl *cc,
 }
 
 /**
- * nvme_coal_kick() - start the controller's sampling
+ * nvme_coal_kick() - queue the controller's sampling now
  * @cc: the controller's state
  *
  * Context: any (the interrupt handler).
  */
 void nvme_coal_kick(struct nvme_coal_ctrl *cc)
 {
+	KUNIT_STATIC_STUB_REDIRECT(nvme_coal_kick, cc);
 	/*
 	 * nvme_wq, not a system workqueue: the work sends admin commands and
 	 * may wait an admin timeout for an answer.
 	 */
 	if (!test_and_set_bit(NVME_COAL_RUNNING, &cc->flags))
-		queue_delayed_work(nvme_wq, &cc->work,
-				   msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms)));
+		queue_delayed_work(nvme_wq, &cc->work, 0);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_kick);
 
@@ -666,7 +667,10 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc,
 
 /*
  * One period: sample every queue, decide, actuate.  Returns whether the
- * sampling must go on (a queue is busy or moderated, or a command was due).
+ * next period must come from the work's timer: a queue is moderated (an
+ * idle one gets no interrupt that would release it), or a command went
+ * out or was held back.  Otherwise the next handler run a period from now
+ * queues the work: a load the policy leaves alone costs no timer.
  * Context: the work item (a KUnit test with a fake controller).
  */
 VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
@@ -679,7 +683,8 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 	struct nvme_coal_params p;
 	struct nvme_coal_queue *q;
 	unsigned int qid;
-	bool busy = false;
+	bool engaged = false;
+	u64 held;
 	int n;
 
 	nvme_coal_params(&p);
@@ -714,17 +719,19 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 			verdict = max(verdict, c);
 			nvme_coal_decide_queue(cc, q, &p, &total);
 		}
-		/* switched off: keep going only until every queue is released */
-		busy |= nvme_coal_engaged(&q->pol) ||
-			(p.enabled && (!q->valid || q->load.completions));
+		/* switched off: the timer runs until every queue is released */
+		engaged |= nvme_coal_engaged(&q->pol);
 	}
 	if (!cc->feat_works)
 		nvme_coal_judge_08h(cc, verdict, missed, missed_rpc);
+	held = cc->cmds_held;
 	n = nvme_coal_actuate(cc, cmds, nvme_coal_cmd_budget(cc, now_ns));
+	held = cc->cmds_held - held;
 	mutex_unlock(&cc->lock);
 	nvme_coal_send(cc, cmds, n);
 	/* commands for a controller that is not live wait for an interrupt */
-	return busy || (n && nvme_ctrl_state(cc->ctrl) == NVME_CTRL_LIVE);
+	return engaged ||
+	       ((n || held) && nvme_ctrl_state(cc->ctrl) == NVME_CTRL_LIVE);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_period);
 
@@ -732,6 +739,7 @@ static void nvme_coal_work(struct work_struct *work)
 {
 	struct nvme_coal_ctrl *cc = container_of(to_delayed_work(work),
 						 struct nvme_coal_ctrl, work);
+	unsigned long period;
 	bool more;
 
 	/* NVME_COAL_RUNNING stays set: no interrupt queues the work again */
@@ -742,12 +750,16 @@ static void nvme_coal_work(struct work_struct *work)
 	if (test_bit(NVME_COAL_DEAD, &cc->flags) ||
 	    test_bit(NVME_COAL_SUSPENDED, &cc->flags))
 		return;
+	period = msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms));
 	if (more) {
-		queue_delayed_work(nvme_wq, &cc->work,
-				   msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms)));
+		queue_delayed_work(nvme_wq, &cc->work, period);
 		return;
 	}
-	/* idle: the next interrupt starts the sampling again */
+	/*
+	 * The first handler run a period from now samples again; one that
+	 * reads the old @due only samples early.
+	 */
+	WRITE_ONCE(cc->due, get_jiffies_64() + period);
 	clear_bit(NVME_COAL_RUNNING, &cc->flags);
 }
 
@@ -851,6 +863,7 @@ void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
 	cc->ndev = ndev;
 	cc->warned = warned;
 	cc->refused_dw11 = NVME_COAL_DW11_NONE;
+	cc->due = get_jiffies_64();
 	mutex_init(&cc->lock);
 	INIT_DELAYED_WORK(&cc->work, nvme_coal_work);
 	debugfs_create_file("coalescing", 0400, parent, cc, &coalescing_fops);

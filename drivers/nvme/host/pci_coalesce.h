@@ -11,6 +11,7 @@
 
 #include <linux/bitops.h>
 #include <linux/dcache.h>
+#include <linux/jiffies.h>
 #include <linux/jump_label.h>
 #include <linux/mutex.h>
 #include <linux/time64.h>
@@ -77,6 +78,8 @@ enum nvme_coal_feat {
  * @work: samples the queues every period while any is busy or moderated
  * @lock: protects everything the work item decides
  * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD, NVME_COAL_SUSPENDED
+ * @due: get_jiffies_64() from which a handler run queues the work, while
+ *	it is not running (no queue moderated, no command waiting)
  * @feat: what the controller answered to Feature 08h
  * @feat_status: the NVMe status of a refusal
  * @feat_dw11: the Feature 08h value the controller has now (0 = off,
@@ -109,6 +112,7 @@ struct nvme_coal_ctrl {
 	struct delayed_work work;
 	struct mutex lock;	/* protects the decisions */
 	unsigned long flags;
+	u64 due;
 	enum nvme_coal_feat feat;
 	int feat_status;
 	u32 feat_dw11;
@@ -210,8 +214,9 @@ static inline bool nvme_coal_enabled(void)
  * nvme_coal_wake() - a queue's interrupt handler runs
  * @q: the queue's state
  *
- * Starts the controller's sampling if it is not running.  The run and the
- * depth it found are in the queue's statistics, which the sampling reads.
+ * Queues the controller's sampling once a period has passed since the
+ * last sample, unless it runs from its own timer.  The run and the depth
+ * it found are in the queue's statistics, which the sampling reads.
  *
  * Context: the queue's interrupt handler.
  */
@@ -220,7 +225,8 @@ static inline void nvme_coal_wake(struct nvme_coal_queue *q)
 	struct nvme_coal_ctrl *cc = READ_ONCE(q->cc);
 
 	/* nvme_coal_enabled() said nvme.adaptive_coalescing is on */
-	if (cc && unlikely(!test_bit(NVME_COAL_RUNNING, &cc->flags)))
+	if (cc && !test_bit(NVME_COAL_RUNNING, &cc->flags) &&
+	    unlikely(time_after_eq64(get_jiffies_64(), READ_ONCE(cc->due))))
 		nvme_coal_kick(cc);
 }
 

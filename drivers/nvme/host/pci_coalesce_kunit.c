@@ -62,6 +62,7 @@ struct fake_ctrl {
 	unsigned int adaptive;
 	int irq0;		/* a vector genirq moderates, for queue 1 */
 	int uncovered;		/* non-zero 08h sent with a vector not exempt */
+	int kicks;		/* handler runs that queued the work */
 	u64 now;
 };
 
@@ -112,6 +113,11 @@ static void fake_sample(struct nvme_coal_queue *q, struct nvme_coal_sample *s)
 	s->qd_sum = raw->qd_sum;
 	s->qd_runs = raw->qd_runs;
 	s->inflight = raw->inflight;
+}
+
+static void fake_kick(struct nvme_coal_ctrl *cc)
+{
+	fake()->kicks++;
 }
 
 static int fake_set_feature(struct nvme_coal_ctrl *cc, unsigned int fid,
@@ -235,7 +241,7 @@ static bool fake_coalesces(struct fake_ctrl *f, int i)
  * handler run and completed rate[i] commands (10 per handler run, 40 while
  * the controller coalesces them).
  */
-static void run_period(struct fake_ctrl *f, const u32 *depth, const u32 *rate)
+static bool run_period(struct fake_ctrl *f, const u32 *depth, const u32 *rate)
 {
 	int i;
 
@@ -250,7 +256,7 @@ static void run_period(struct fake_ctrl *f, const u32 *depth, const u32 *rate)
 	}
 	if (f->misleads > 0)
 		f->misleads--;
-	nvme_coal_period(&f->cc, f->now);
+	return nvme_coal_period(&f->cc, f->now);
 }
 
 /*
@@ -461,6 +467,45 @@ static void suspend_sends_nothing_until_resume(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->nsent, 2);
 	expect_cmd(test, f, 1, NVME_FEAT_IRQ_COALESCE, 0);
 	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);
+}
+
+/*
+ * A load the policy leaves alone is sampled from its own interrupts: its
+ * period asks for no timer, and a handler run queues the work only once a
+ * period has passed since the last sample and the work is not running.  A
+ * moderated queue keeps the timer, as does a command held back.
+ */
+static void unmoderated_load_needs_no_timer(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 1);
+	u32 depth[NR_QUEUES], rate[NR_QUEUES];
+	int i;
+
+	for (i = 0; i < NR_QUEUES; i++) {
+		depth[i] = 1;
+		rate[i] = 10;
+	}
+	kunit_activate_static_stub(test, nvme_coal_kick, fake_kick);
+	quiet_periods(f, 2);
+	KUNIT_EXPECT_FALSE(test, run_period(f, depth, rate));
+
+	clear_bit(NVME_COAL_RUNNING, &f->cc.flags);
+	f->cc.due = get_jiffies_64() + HZ;
+	nvme_coal_wake(&f->q[0]);
+	KUNIT_EXPECT_EQ(test, f->kicks, 0);
+	f->cc.due = get_jiffies_64();
+	nvme_coal_wake(&f->q[0]);
+	KUNIT_EXPECT_EQ(test, f->kicks, 1);
+	set_bit(NVME_COAL_RUNNING, &f->cc.flags);
+	nvme_coal_wake(&f->q[1]);
+	KUNIT_EXPECT_EQ(test, f->kicks, 1);
+	clear_bit(NVME_COAL_RUNNING, &f->cc.flags);
+
+	engage_queue0(test, f);
+	depth[0] = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
+	rate[0] = 2 * f->p.high_io_delta;
+	KUNIT_EXPECT_TRUE(test, run_period(f, depth, rate));
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
 }
 
 /*
@@ -931,6 +976,7 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(exemption_refused_first_genirq_after),
 	KUNIT_CASE(commands_wait_for_a_live_controller),
 	KUNIT_CASE(suspend_sends_nothing_until_resume),
+	KUNIT_CASE(unmoderated_load_needs_no_timer),
 	KUNIT_CASE(ignored_08h_is_switched_off),
 	KUNIT_CASE(misleading_period_settles_nothing),
 	KUNIT_CASE(no_answer_is_asked_again),

@@ -21,14 +21,22 @@
  * empty run (50, 150, 350 and 750 us at the default), after which the
  * completion is the poller's (pci_lost_irq.c) or the timeout's.
  *
- * A handler run that finds a completion pays nothing.  Empty runs do happen
- * on a healthy queue (a message for entries the previous run reaped, the
- * replay after a vector was disabled), and behind VMD one message runs the
- * handlers of every vector it serves: a re-check that found nothing to
- * reap, or a queue whose interrupt is delayed on purpose, holds the queue
- * off for NVME_EARLY_IRQ_QUIET_NS, during which an empty run costs a clock
- * read.  That bounds the cost to one chain of re-checks per queue per
- * millisecond and a bit, each a few cache-line reads in a timer interrupt.
+ * A handler run that finds a completion pays a test of one flag.  Empty
+ * runs do happen on a healthy queue: at depth, most are the one run that
+ * the messages of completions reaped by the previous run raise, and the
+ * empty run after a run that reaped more than one arms nothing; others are
+ * the replay after a vector was disabled, and behind VMD one message runs
+ * the handlers of every vector it serves.  A chain of re-checks holds the
+ * queue off for 1 ms, twice as long after each in a row up to 16 ms, until
+ * one ends in a recovery (a find the work does not confirm is another
+ * vector's message too), and a queue whose interrupt is delayed on purpose
+ * for 1 ms; meanwhile an empty run costs a clock read.  That bounds the
+ * cost to one chain of re-checks (at most four timer interrupts, each a
+ * few cache-line reads) per queue per millisecond and a bit, and to one per
+ * 16 ms where empty runs keep coming and re-checks find nothing, as behind
+ * VMD.  The price: there, a completion whose message came early within
+ * 16 ms of the last fruitless re-check waits for the next message, or for
+ * its command's deadline if no other comes.
  */
 #include <linux/interrupt.h>
 #include <linux/irq.h>
@@ -89,6 +97,25 @@ nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_judge);
 
+/**
+ * nvme_early_irq_hold_off() - the hold-off after the next chain of re-checks
+ * @quiet_ns: the hold-off the chain that just ended had
+ * @recovered: a recovery reaped what it found
+ *
+ * Pure function of its arguments.  Context: any.
+ *
+ * Return: NVME_EARLY_IRQ_QUIET_NS after a recovery, otherwise twice
+ * @quiet_ns up to NVME_EARLY_IRQ_QUIET_MAX_NS.
+ */
+u64 nvme_early_irq_hold_off(u64 quiet_ns, bool recovered)
+{
+	if (recovered)
+		return NVME_EARLY_IRQ_QUIET_NS;
+	return clamp(quiet_ns * 2, NVME_EARLY_IRQ_QUIET_NS,
+		     NVME_EARLY_IRQ_QUIET_MAX_NS);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_hold_off);
+
 /*
  * Context: the queue's interrupt handler in hardirq context (nvme_irq(), or
  * nvme_irq_check() in threaded mode), one at a time per queue.
@@ -99,6 +126,11 @@ void __nvme_early_irq_empty(struct nvme_early_irq *e)
 	u64 us = READ_ONCE(nvme_early_irq_recheck_us);
 	u64 now;
 
+	/* the message of a completion the last run reaped */
+	if (e->owed) {
+		e->owed = false;
+		return;
+	}
 	/* armed or running: one re-check at a time per queue */
 	if (!READ_ONCE(e->active) || !us || hrtimer_active(&e->timer))
 		return;
@@ -148,7 +180,8 @@ static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
 		WRITE_ONCE(e->found_mark.irqs, e->mark.irqs);
 		WRITE_ONCE(e->found_mark.head, e->mark.head);
 		nvme_lost_irq_queue_work(&e->work);
-		return HRTIMER_NORESTART;
+		/* held off as if fruitless; a recovery by the work ends it */
+		break;
 	case NVME_EARLY_IRQ_WAIT:
 		if (now - e->armed_ns + 2 * e->delay_ns <= NVME_EARLY_IRQ_MAX_NS) {
 			e->delay_ns *= 2;
@@ -159,7 +192,9 @@ static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
 	case NVME_EARLY_IRQ_NONE:
 		break;
 	}
-	WRITE_ONCE(e->quiet_until_ns, now + NVME_EARLY_IRQ_QUIET_NS);
+	WRITE_ONCE(e->quiet_until_ns, now + READ_ONCE(e->quiet_ns));
+	WRITE_ONCE(e->quiet_ns, nvme_early_irq_hold_off(READ_ONCE(e->quiet_ns),
+							false));
 	return HRTIMER_NORESTART;
 }
 
@@ -208,6 +243,9 @@ static void early_irq_work_fn(struct work_struct *work)
 	reaped = nvme_poll_irqdisable(e->nvmeq);
 	if (reaped <= 0)
 		return;
+	/* the erratum is here: re-check the next empty run at once */
+	WRITE_ONCE(e->quiet_ns, nvme_early_irq_hold_off(e->quiet_ns, true));
+	WRITE_ONCE(e->quiet_until_ns, 0);
 	WRITE_ONCE(e->recoveries, e->recoveries + 1);
 	WRITE_ONCE(e->reaped, e->reaped + reaped);
 	if (wait_ns > e->max_wait_ns)
@@ -237,6 +275,7 @@ void nvme_early_irq_start(struct nvme_early_irq *e, struct nvme_queue *nvmeq)
 	INIT_WORK(&e->work, early_irq_work_fn);
 	e->nvmeq = nvmeq;
 	e->quiet_until_ns = 0;
+	e->quiet_ns = NVME_EARLY_IRQ_QUIET_NS;
 	WRITE_ONCE(e->active, true);
 }
 

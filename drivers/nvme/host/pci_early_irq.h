@@ -42,6 +42,7 @@ enum nvme_early_irq_verdict {
 enum nvme_early_irq_verdict
 nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
 		     const struct nvme_lost_irq_sample *s);
+u64 nvme_early_irq_hold_off(u64 quiet_ns, bool recovered);
 
 /**
  * struct nvme_early_irq - the re-check of one I/O queue
@@ -53,14 +54,18 @@ nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
  * @mark: the queue as the empty run that armed @timer left it
  * @armed_ns: when that run was
  * @delay_ns: the delay of the re-check now armed
- * @quiet_until_ns: after a re-check that found nothing to reap, or an empty
- *	run on a queue whose interrupt is delayed on purpose, none is armed
+ * @quiet_until_ns: after a chain of re-checks that ended in no recovery,
+ *	or an empty run on a queue whose interrupt is delayed on purpose,
+ *	none is armed
  *	before this: it bounds what empty runs cost where they are common
  *	(one VMD message runs the handlers of every vector it serves)
+ * @quiet_ns: the hold-off after the next chain of re-checks
  * @found_mark: @mark as the re-check that found a completion saw it, for
  *	the work (an empty run may arm the timer again meanwhile)
  * @found_wait_ns: how long after its empty run that re-check was
  * @active: started and not stopped
+ * @owed: the last handler run reaped more than one completion: the next
+ *	empty run is likely the message of one of them, and arms nothing
  * @empty: statistics, single writer each: empty runs with commands
  *	outstanding, outside a hold-off
  * @rechecks: re-checks made
@@ -78,9 +83,11 @@ struct nvme_early_irq {
 	u64 armed_ns;
 	u64 delay_ns;
 	u64 quiet_until_ns;
+	u64 quiet_ns;
 	struct nvme_early_irq_mark found_mark;
 	u64 found_wait_ns;
 	bool active;
+	bool owed;
 	u64 empty;
 	u64 rechecks;
 	u64 found;
@@ -91,8 +98,14 @@ struct nvme_early_irq {
 
 /* The longest an empty run's completion is waited for: the poller's then */
 #define NVME_EARLY_IRQ_MAX_NS		(1 * NSEC_PER_MSEC)
-/* No re-check for this long after one that found nothing to reap */
+/*
+ * No re-check for this long after a chain of them, twice as long after
+ * each in a row, up to NVME_EARLY_IRQ_QUIET_MAX_NS: where most empty runs
+ * are another vector's message (VMD), a queue makes at most one chain per
+ * 16 ms.  A recovery starts again at 1 ms, and lifts the hold-off.
+ */
 #define NVME_EARLY_IRQ_QUIET_NS		(1 * NSEC_PER_MSEC)
+#define NVME_EARLY_IRQ_QUIET_MAX_NS	(16 * NSEC_PER_MSEC)
 
 extern unsigned int nvme_early_irq_recheck_us;
 /* nvme.early_irq_recheck_us is not 0: empty runs arm a re-check */
@@ -115,6 +128,29 @@ static inline void nvme_early_irq_empty(struct nvme_early_irq *e)
 {
 	if (static_branch_likely(&nvme_early_irq_on))
 		__nvme_early_irq_empty(e);
+}
+
+/**
+ * nvme_early_irq_ran() - the queue's handler ran
+ * @e: the queue's re-check state
+ * @found: the completions it reaped
+ *
+ * The messages of completions that came while a run reaped them raise one
+ * more run, which finds nothing: at depth that is most empty runs of a
+ * healthy queue.  A run that reaped more than one completion lets the next
+ * empty run pass; one that reaped one (every run at QD1, and the first
+ * after idle) does not.  Writes only when that changes.
+ *
+ * Context: the queue's interrupt handler in hardirq context, not threaded.
+ */
+static inline void nvme_early_irq_ran(struct nvme_early_irq *e, int found)
+{
+	if (!static_branch_likely(&nvme_early_irq_on))
+		return;
+	if (!found)
+		__nvme_early_irq_empty(e);
+	else if (e->owed != (found > 1))
+		e->owed = found > 1;
 }
 
 #endif /* _NVME_PCI_EARLY_IRQ_H */

@@ -321,6 +321,28 @@ static void deadline_passes_once(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, nvme_lost_irq_in_deadline(t, t / 2));
 }
 
+/*
+ * Chains of re-checks that recover nothing hold the queue off for 1, 2, 4,
+ * 8 then 16 ms and no longer; a recovery starts again at 1 ms.
+ */
+static void fruitless_rechecks_back_off(struct kunit *test)
+{
+	u64 q = NVME_EARLY_IRQ_QUIET_NS;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		q = nvme_early_irq_hold_off(q, false);
+		KUNIT_EXPECT_EQ(test, q, (u64)NVME_EARLY_IRQ_QUIET_NS << (i + 1));
+	}
+	KUNIT_EXPECT_EQ(test, q, NVME_EARLY_IRQ_QUIET_MAX_NS);
+	KUNIT_EXPECT_EQ(test, nvme_early_irq_hold_off(q, false),
+			NVME_EARLY_IRQ_QUIET_MAX_NS);
+	KUNIT_EXPECT_EQ(test, nvme_early_irq_hold_off(q, true),
+			NVME_EARLY_IRQ_QUIET_NS);
+	KUNIT_EXPECT_EQ(test, nvme_early_irq_hold_off(0, false),
+			NVME_EARLY_IRQ_QUIET_NS);
+}
+
 static enum nvme_early_irq_verdict judge(u32 irqs, u16 head, bool pending,
 					 u32 outstanding)
 {
@@ -363,6 +385,7 @@ static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE(deadline_comes_first_or_not_at_all),
 	KUNIT_CASE(deadline_passes_once),
 	KUNIT_CASE(early_interrupt_is_found),
+	KUNIT_CASE(fruitless_rechecks_back_off),
 	{}
 };
 
