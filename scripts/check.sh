@@ -245,6 +245,18 @@ else
 	echo "fail harness: cpustall: cpu_stall.sh skipped a case or wrote nothing" >> "$results"
 fi
 
+# 3d. INTx (pci=nomsi): every queue of a controller on its one
+# level-triggered line; the device loses a quarter of the I/O queue's
+# assertions that would raise it, then raises it before its entries
+boot intx --append pci=nomsi -- \
+	"$ksft/nvme_irq/intx.sh > \$RESULTS/intx.txt; cat \$RESULTS/intx.txt"
+python3 "$TOP/scripts/ktap.py" "kselftest (INTx)" "$dir/intx/intx.txt" >> "$results"
+if [ -s "$dir/intx/intx.txt" ] && ! grep -q '# SKIP' "$dir/intx/intx.txt"; then
+	echo "pass harness: intx: intx.sh ran on the INTx line of the project's QEMU" >> "$results"
+else
+	echo "fail harness: intx: intx.sh skipped or wrote nothing" >> "$results"
+fi
+
 # 4. controllers that refuse Feature 08h, as stock QEMU's: adaptive
 # coalescing falls back to genirq moderation
 boot genirq --device-coalescing off -- \
