@@ -174,6 +174,8 @@ static struct nvme_coal_queue *nvme_coal_next(struct nvme_coal_ctrl *cc,
 void nvme_coal_kick(struct nvme_coal_ctrl *cc)
 {
 	KUNIT_STATIC_STUB_REDIRECT(nvme_coal_kick, cc);
+	/* sampled now: watched again only if this period says so */
+	clear_bit(NVME_COAL_WATCH, &cc->flags);
 	/*
 	 * nvme_wq, not a system workqueue: the work sends admin commands and
 	 * may wait an admin timeout for an answer.
@@ -666,11 +668,24 @@ static void nvme_coal_send(struct nvme_coal_ctrl *cc,
 }
 
 /*
+ * A queue the policy leaves alone next period whatever it does at QD1: not
+ * moderated nor counting toward it, and at most one command outstanding
+ * on average at its handler runs (a storm needs more).  Context: lock.
+ */
+static bool nvme_coal_shallow(const struct nvme_coal_queue *q)
+{
+	return q->pol.state == NVME_COAL_OFF && q->valid &&
+	       q->load.avg_qd16 <= NVME_COAL_QD1;
+}
+
+/*
  * One period: sample every queue, decide, actuate.  Returns whether the
  * next period must come from the work's timer: a queue is moderated (an
  * idle one gets no interrupt that would release it), or a command went
  * out or was held back.  Otherwise the next handler run a period from now
- * queues the work: a load the policy leaves alone costs no timer.
+ * queues the work: a load the policy leaves alone costs no timer.  Sets
+ * NVME_COAL_WATCH if every started queue is shallow and nothing is due:
+ * then that is a second from now.
  * Context: the work item (a KUnit test with a fake controller).
  */
 VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
@@ -683,7 +698,7 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 	struct nvme_coal_params p;
 	struct nvme_coal_queue *q;
 	unsigned int qid;
-	bool engaged = false;
+	bool engaged = false, watch = true;
 	u64 held;
 	int n;
 
@@ -721,12 +736,14 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 		}
 		/* switched off: the timer runs until every queue is released */
 		engaged |= nvme_coal_engaged(&q->pol);
+		watch &= nvme_coal_shallow(q);
 	}
 	if (!cc->feat_works)
 		nvme_coal_judge_08h(cc, verdict, missed, missed_rpc);
 	held = cc->cmds_held;
 	n = nvme_coal_actuate(cc, cmds, nvme_coal_cmd_budget(cc, now_ns));
 	held = cc->cmds_held - held;
+	assign_bit(NVME_COAL_WATCH, &cc->flags, watch && !n && !held);
 	mutex_unlock(&cc->lock);
 	nvme_coal_send(cc, cmds, n);
 	/* commands for a controller that is not live wait for an interrupt */
@@ -755,6 +772,8 @@ static void nvme_coal_work(struct work_struct *work)
 		queue_delayed_work(nvme_wq, &cc->work, period);
 		return;
 	}
+	if (test_bit(NVME_COAL_WATCH, &cc->flags))
+		period = max(period, msecs_to_jiffies(NVME_COAL_WATCH_MS));
 	/*
 	 * The first handler run a period from now samples again; one that
 	 * reads the old @due only samples early.

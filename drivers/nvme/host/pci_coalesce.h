@@ -70,6 +70,16 @@ enum nvme_coal_feat {
 #define NVME_COAL_RUNNING	0	/* the work item is queued or running */
 #define NVME_COAL_DEAD		1	/* the controller is going away */
 #define NVME_COAL_SUSPENDED	2	/* host-managed suspend: no command */
+#define NVME_COAL_WATCH		3	/* every queue at QD1 or idle, nothing due */
+
+/*
+ * How far apart the samples of a watched controller are: a QD1 load, which
+ * the policy never moderates, is sampled once a second instead of every
+ * period (the bench's cost scenario counts the timer interrupts that
+ * saves), and the first handler run that finds a queue deeper has it
+ * sampled at once.
+ */
+#define NVME_COAL_WATCH_MS	1000
 
 /**
  * struct nvme_coal_ctrl - adaptive coalescing of one controller
@@ -77,7 +87,8 @@ enum nvme_coal_feat {
  * @ndev: the controller, for its queues
  * @work: samples the queues every period while any is busy or moderated
  * @lock: protects everything the work item decides
- * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD, NVME_COAL_SUSPENDED
+ * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD, NVME_COAL_SUSPENDED,
+ *	NVME_COAL_WATCH
  * @due: get_jiffies_64() from which a handler run queues the work, while
  *	it is not running (no queue moderated, no command waiting)
  * @feat: what the controller answered to Feature 08h
@@ -213,20 +224,28 @@ static inline bool nvme_coal_enabled(void)
 /**
  * nvme_coal_wake() - a queue's interrupt handler runs
  * @q: the queue's state
+ * @depth: the commands outstanding on the queue as the handler runs
  *
  * Queues the controller's sampling once a period has passed since the
- * last sample, unless it runs from its own timer.  The run and the depth
- * it found are in the queue's statistics, which the sampling reads.
+ * last sample, or a second if the controller is watched at QD1, unless it
+ * runs from its own timer; a watched controller whose queue has more than
+ * one command outstanding is sampled at once.  The run and its depth are
+ * in the queue's statistics, which the sampling reads.
  *
  * Context: the queue's interrupt handler.
  */
-static inline void nvme_coal_wake(struct nvme_coal_queue *q)
+static inline void nvme_coal_wake(struct nvme_coal_queue *q, u32 depth)
 {
 	struct nvme_coal_ctrl *cc = READ_ONCE(q->cc);
+	unsigned long flags;
 
 	/* nvme_coal_enabled() said nvme.adaptive_coalescing is on */
-	if (cc && !test_bit(NVME_COAL_RUNNING, &cc->flags) &&
-	    unlikely(time_after_eq64(get_jiffies_64(), READ_ONCE(cc->due))))
+	if (!cc)
+		return;
+	flags = READ_ONCE(cc->flags);
+	if (!(flags & BIT(NVME_COAL_RUNNING)) &&
+	    unlikely(time_after_eq64(get_jiffies_64(), READ_ONCE(cc->due)) ||
+		     (depth > 1 && (flags & BIT(NVME_COAL_WATCH)))))
 		nvme_coal_kick(cc);
 }
 

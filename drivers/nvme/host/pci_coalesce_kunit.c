@@ -471,9 +471,11 @@ static void suspend_sends_nothing_until_resume(struct kunit *test)
 
 /*
  * A load the policy leaves alone is sampled from its own interrupts: its
- * period asks for no timer, and a handler run queues the work only once a
- * period has passed since the last sample and the work is not running.  A
- * moderated queue keeps the timer, as does a command held back.
+ * period asks for no timer, and a handler run queues the work only once
+ * the next sample is due and the work is not running.  A controller whose
+ * queues all run at QD1 is watched: its next sample is due a second later,
+ * unless a handler run finds more than one command outstanding.  A
+ * moderated queue keeps the timer.
  */
 static void unmoderated_load_needs_no_timer(struct kunit *test)
 {
@@ -486,22 +488,32 @@ static void unmoderated_load_needs_no_timer(struct kunit *test)
 		rate[i] = 10;
 	}
 	kunit_activate_static_stub(test, nvme_coal_kick, fake_kick);
-	quiet_periods(f, 2);
+	quiet_periods(f, 1);
+	/* a first sample only sets the baseline: not watched on it */
+	KUNIT_EXPECT_FALSE(test, test_bit(NVME_COAL_WATCH, &f->cc.flags));
+	quiet_periods(f, 1);
 	KUNIT_EXPECT_FALSE(test, run_period(f, depth, rate));
+	KUNIT_EXPECT_TRUE(test, test_bit(NVME_COAL_WATCH, &f->cc.flags));
 
 	clear_bit(NVME_COAL_RUNNING, &f->cc.flags);
 	f->cc.due = get_jiffies_64() + HZ;
-	nvme_coal_wake(&f->q[0]);
+	nvme_coal_wake(&f->q[0], 1);
 	KUNIT_EXPECT_EQ(test, f->kicks, 0);
+	nvme_coal_wake(&f->q[0], 2);
+	KUNIT_EXPECT_EQ(test, f->kicks, 1);
+	clear_bit(NVME_COAL_WATCH, &f->cc.flags);
+	nvme_coal_wake(&f->q[0], 2);
+	KUNIT_EXPECT_EQ(test, f->kicks, 1);
 	f->cc.due = get_jiffies_64();
-	nvme_coal_wake(&f->q[0]);
-	KUNIT_EXPECT_EQ(test, f->kicks, 1);
+	nvme_coal_wake(&f->q[0], 1);
+	KUNIT_EXPECT_EQ(test, f->kicks, 2);
 	set_bit(NVME_COAL_RUNNING, &f->cc.flags);
-	nvme_coal_wake(&f->q[1]);
-	KUNIT_EXPECT_EQ(test, f->kicks, 1);
+	nvme_coal_wake(&f->q[1], 2);
+	KUNIT_EXPECT_EQ(test, f->kicks, 2);
 	clear_bit(NVME_COAL_RUNNING, &f->cc.flags);
 
 	engage_queue0(test, f);
+	KUNIT_EXPECT_FALSE(test, test_bit(NVME_COAL_WATCH, &f->cc.flags));
 	depth[0] = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
 	rate[0] = 2 * f->p.high_io_delta;
 	KUNIT_EXPECT_TRUE(test, run_period(f, depth, rate));
