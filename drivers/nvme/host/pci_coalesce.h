@@ -73,11 +73,12 @@ enum nvme_coal_feat {
 #define NVME_COAL_WATCH		3	/* every queue at QD1 or idle, nothing due */
 
 /*
- * How far apart the samples of a watched controller are: a QD1 load, which
- * the policy never moderates, is sampled once a second instead of every
- * period (the bench's cost scenario counts the timer interrupts that
- * saves), and the first handler run that finds a queue deeper has it
- * sampled at once.
+ * How long a watched controller waits for its next sample: a QD1 load,
+ * which the policy never moderates, is sampled twice a second or so
+ * instead of every period (the sample after the watch only sets a new
+ * baseline, the one a period later is judged; the bench's cost scenario
+ * counts the timer interrupts that saves), and the first handler run that
+ * finds a queue deeper has it sampled at once.
  */
 #define NVME_COAL_WATCH_MS	1000
 
@@ -85,7 +86,8 @@ enum nvme_coal_feat {
  * struct nvme_coal_ctrl - adaptive coalescing of one controller
  * @ctrl: the controller, for its state, messages and commands
  * @ndev: the controller, for its queues
- * @work: samples the queues every period while any is busy or moderated
+ * @work: samples the queues; queued by a handler run once @due has come,
+ *	from its own timer every period while a queue is moderated
  * @lock: protects everything the work item decides
  * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD, NVME_COAL_SUSPENDED,
  *	NVME_COAL_WATCH

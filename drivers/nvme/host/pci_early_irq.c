@@ -24,13 +24,15 @@
  * A handler run that finds a completion pays a test of one flag.  Empty
  * runs do happen on a healthy queue: at depth, most are the one run that
  * the messages of completions reaped by the previous run raise, and the
- * empty run after a run that reaped more than one arms nothing; others are
+ * empty run after a run that reaped more than one arms nothing while more
+ * than one command is outstanding; others are
  * the replay after a vector was disabled, and behind VMD one message runs
  * the handlers of every vector it serves.  A chain of re-checks holds the
  * queue off for 1 ms, twice as long after each in a row up to 16 ms, until
  * one ends in a recovery (a find the work does not confirm is another
- * vector's message too), and a queue whose interrupt is delayed on purpose
- * for 1 ms; meanwhile an empty run costs a clock read.  That bounds the
+ * vector's message too) or one comes after a gap of 16 ms, and a queue
+ * whose interrupt is delayed on purpose for 1 ms; meanwhile an empty run
+ * costs a clock read.  That bounds the
  * cost to one chain of re-checks (at most four timer interrupts, each a
  * few cache-line reads) per queue per millisecond and a bit, and to one per
  * 16 ms where empty runs keep coming and re-checks find nothing, as behind
@@ -100,21 +102,38 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_judge);
 /**
  * nvme_early_irq_hold_off() - the hold-off after the next chain of re-checks
  * @quiet_ns: the hold-off the chain that just ended had
- * @recovered: a recovery reaped what it found
  *
- * Pure function of its arguments.  Context: any.
+ * Pure function of its argument.  Context: any.
  *
- * Return: NVME_EARLY_IRQ_QUIET_NS after a recovery, otherwise twice
- * @quiet_ns up to NVME_EARLY_IRQ_QUIET_MAX_NS.
+ * Return: twice @quiet_ns, within NVME_EARLY_IRQ_QUIET_NS and
+ * NVME_EARLY_IRQ_QUIET_MAX_NS.
  */
-u64 nvme_early_irq_hold_off(u64 quiet_ns, bool recovered)
+u64 nvme_early_irq_hold_off(u64 quiet_ns)
 {
-	if (recovered)
-		return NVME_EARLY_IRQ_QUIET_NS;
 	return clamp(quiet_ns * 2, NVME_EARLY_IRQ_QUIET_NS,
 		     NVME_EARLY_IRQ_QUIET_MAX_NS);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_hold_off);
+
+/**
+ * nvme_early_irq_quiet() - the hold-off a chain of re-checks armed now gets
+ * @quiet_ns: what the chains before left
+ * @until_ns: when the last hold-off ended
+ * @now_ns: now
+ *
+ * Chains come "in a row" while empty runs keep coming: one armed more
+ * than NVME_EARLY_IRQ_QUIET_MAX_NS after the last hold-off ended starts
+ * the back-off again.  Pure function of its arguments.  Context: any.
+ *
+ * Return: @quiet_ns, or NVME_EARLY_IRQ_QUIET_NS after such a gap.
+ */
+u64 nvme_early_irq_quiet(u64 quiet_ns, u64 until_ns, u64 now_ns)
+{
+	if (now_ns > until_ns + NVME_EARLY_IRQ_QUIET_MAX_NS)
+		return NVME_EARLY_IRQ_QUIET_NS;
+	return quiet_ns;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_quiet);
 
 /*
  * Context: the queue's interrupt handler in hardirq context (nvme_irq(), or
@@ -124,24 +143,31 @@ void __nvme_early_irq_empty(struct nvme_early_irq *e)
 {
 	struct nvme_lost_irq_sample s = { };
 	u64 us = READ_ONCE(nvme_early_irq_recheck_us);
-	u64 now;
+	bool owed = e->owed;
+	u64 now, until;
 
-	/* the message of a completion the last run reaped */
-	if (e->owed) {
-		e->owed = false;
-		return;
-	}
+	e->owed = false;
 	/* armed or running: one re-check at a time per queue */
 	if (!READ_ONCE(e->active) || !us || hrtimer_active(&e->timer))
 		return;
 	now = ktime_get_ns();
 	/* ordered by the timer's base lock, which hrtimer_active() reads */
-	if (now < READ_ONCE(e->quiet_until_ns))
+	until = READ_ONCE(e->quiet_until_ns);
+	if (now < until)
 		return;
 	nvme_pci_cq_sample(e->nvmeq, &s);
 	if (!s.outstanding)
 		return;
+	/*
+	 * Likely the message of a completion the last run reaped; another
+	 * command's message is still to come, and reaps whatever this one
+	 * missed.  With one command left, its message may be the early one.
+	 */
+	if (owed && s.outstanding > 1)
+		return;
 	WRITE_ONCE(e->empty, e->empty + 1);
+	WRITE_ONCE(e->quiet_ns, nvme_early_irq_quiet(READ_ONCE(e->quiet_ns),
+						     until, now));
 	if (s.hold_ns) {
 		/* held on purpose: the poller allows for it, this cannot */
 		WRITE_ONCE(e->quiet_until_ns, now + NVME_EARLY_IRQ_QUIET_NS);
@@ -193,8 +219,7 @@ static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
 		break;
 	}
 	WRITE_ONCE(e->quiet_until_ns, now + READ_ONCE(e->quiet_ns));
-	WRITE_ONCE(e->quiet_ns, nvme_early_irq_hold_off(READ_ONCE(e->quiet_ns),
-							false));
+	WRITE_ONCE(e->quiet_ns, nvme_early_irq_hold_off(READ_ONCE(e->quiet_ns)));
 	return HRTIMER_NORESTART;
 }
 
@@ -244,7 +269,7 @@ static void early_irq_work_fn(struct work_struct *work)
 	if (reaped <= 0)
 		return;
 	/* the erratum is here: re-check the next empty run at once */
-	WRITE_ONCE(e->quiet_ns, nvme_early_irq_hold_off(e->quiet_ns, true));
+	WRITE_ONCE(e->quiet_ns, NVME_EARLY_IRQ_QUIET_NS);
 	WRITE_ONCE(e->quiet_until_ns, 0);
 	WRITE_ONCE(e->recoveries, e->recoveries + 1);
 	WRITE_ONCE(e->reaped, e->reaped + reaped);

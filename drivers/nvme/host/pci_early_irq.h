@@ -42,7 +42,8 @@ enum nvme_early_irq_verdict {
 enum nvme_early_irq_verdict
 nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
 		     const struct nvme_lost_irq_sample *s);
-u64 nvme_early_irq_hold_off(u64 quiet_ns, bool recovered);
+u64 nvme_early_irq_hold_off(u64 quiet_ns);
+u64 nvme_early_irq_quiet(u64 quiet_ns, u64 until_ns, u64 now_ns);
 
 /**
  * struct nvme_early_irq - the re-check of one I/O queue
@@ -66,6 +67,7 @@ u64 nvme_early_irq_hold_off(u64 quiet_ns, bool recovered);
  * @active: started and not stopped
  * @owed: the last handler run reaped more than one completion: the next
  *	empty run is likely the message of one of them, and arms nothing
+ *	while another command is outstanding
  * @empty: statistics, single writer each: empty runs with commands
  *	outstanding, outside a hold-off
  * @rechecks: re-checks made
@@ -102,7 +104,8 @@ struct nvme_early_irq {
  * No re-check for this long after a chain of them, twice as long after
  * each in a row, up to NVME_EARLY_IRQ_QUIET_MAX_NS: where most empty runs
  * are another vector's message (VMD), a queue makes at most one chain per
- * 16 ms.  A recovery starts again at 1 ms, and lifts the hold-off.
+ * 16 ms.  A recovery starts again at 1 ms and lifts the hold-off; a chain
+ * armed 16 ms after the last hold-off ended starts again at 1 ms.
  */
 #define NVME_EARLY_IRQ_QUIET_NS		(1 * NSEC_PER_MSEC)
 #define NVME_EARLY_IRQ_QUIET_MAX_NS	(16 * NSEC_PER_MSEC)
@@ -138,8 +141,9 @@ static inline void nvme_early_irq_empty(struct nvme_early_irq *e)
  * The messages of completions that came while a run reaped them raise one
  * more run, which finds nothing: at depth that is most empty runs of a
  * healthy queue.  A run that reaped more than one completion lets the next
- * empty run pass; one that reaped one (every run at QD1, and the first
- * after idle) does not.  Writes only when that changes.
+ * empty run pass while another command is outstanding (its message reaps
+ * what the empty run missed); one that reaped one (every run at QD1, and
+ * the first after idle) does not.  Writes only when that changes.
  *
  * Context: the queue's interrupt handler in hardirq context, not threaded.
  */

@@ -323,24 +323,31 @@ static void deadline_passes_once(struct kunit *test)
 
 /*
  * Chains of re-checks that recover nothing hold the queue off for 1, 2, 4,
- * 8 then 16 ms and no longer; a recovery starts again at 1 ms.
+ * 8 then 16 ms and no longer; one armed 16 ms after the last hold-off
+ * ended starts again at 1 ms.
  */
 static void fruitless_rechecks_back_off(struct kunit *test)
 {
+	const u64 max = NVME_EARLY_IRQ_QUIET_MAX_NS;
 	u64 q = NVME_EARLY_IRQ_QUIET_NS;
 	int i;
 
 	for (i = 0; i < 4; i++) {
-		q = nvme_early_irq_hold_off(q, false);
+		q = nvme_early_irq_hold_off(q);
 		KUNIT_EXPECT_EQ(test, q, (u64)NVME_EARLY_IRQ_QUIET_NS << (i + 1));
 	}
-	KUNIT_EXPECT_EQ(test, q, NVME_EARLY_IRQ_QUIET_MAX_NS);
-	KUNIT_EXPECT_EQ(test, nvme_early_irq_hold_off(q, false),
-			NVME_EARLY_IRQ_QUIET_MAX_NS);
-	KUNIT_EXPECT_EQ(test, nvme_early_irq_hold_off(q, true),
+	KUNIT_EXPECT_EQ(test, q, max);
+	KUNIT_EXPECT_EQ(test, nvme_early_irq_hold_off(q), max);
+	KUNIT_EXPECT_EQ(test, nvme_early_irq_hold_off(0),
 			NVME_EARLY_IRQ_QUIET_NS);
-	KUNIT_EXPECT_EQ(test, nvme_early_irq_hold_off(0, false),
+
+	/* hold-off ended at 100 ms */
+	KUNIT_EXPECT_EQ(test, nvme_early_irq_quiet(max, 100 * NSEC_PER_MSEC,
+						   100 * NSEC_PER_MSEC + max), max);
+	KUNIT_EXPECT_EQ(test, nvme_early_irq_quiet(max, 100 * NSEC_PER_MSEC,
+						   100 * NSEC_PER_MSEC + max + 1),
 			NVME_EARLY_IRQ_QUIET_NS);
+	KUNIT_EXPECT_EQ(test, nvme_early_irq_quiet(max, 0, 1), max);
 }
 
 static enum nvme_early_irq_verdict judge(u32 irqs, u16 head, bool pending,
