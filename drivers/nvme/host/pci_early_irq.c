@@ -25,20 +25,20 @@
  * runs do happen on a healthy queue: at depth, most are the one run that
  * the messages of completions reaped by the previous run raise, and the
  * empty run after a run that reaped more than one arms nothing while more
- * than one command is outstanding; others are
- * the replay after a vector was disabled, and behind VMD one message runs
- * the handlers of every vector it serves.  A chain of re-checks holds the
- * queue off for 1 ms, twice as long after each in a row up to 16 ms, until
- * one ends in a recovery (a find the work does not confirm is another
- * vector's message too) or one comes after a gap of 16 ms, and a queue
- * whose interrupt is delayed on purpose for 1 ms; meanwhile an empty run
- * costs a clock read.  That bounds the
- * cost to one chain of re-checks (at most four timer interrupts, each a
- * few cache-line reads) per queue per millisecond and a bit, and to one per
- * 16 ms where empty runs keep coming and re-checks find nothing, as behind
- * VMD.  The price: there, a completion whose message came early within
- * 16 ms of the last fruitless re-check waits for the next message, or for
- * its command's deadline if no other comes.
+ * than one command is outstanding.  Others are the replay after a vector
+ * was disabled, and behind VMD one message runs the handlers of every
+ * vector it serves.  A chain of re-checks holds the queue off for 1 ms,
+ * twice as long after each in a row up to 16 ms, until one ends in a
+ * recovery (a find the work does not confirm is another vector's message
+ * too) or one comes after a gap of 16 ms; a queue whose interrupt is
+ * delayed on purpose is held off for 1 ms.  Meanwhile an empty run costs a
+ * clock read.  That bounds the cost to one chain of re-checks (at most four
+ * timer interrupts, each a few cache-line reads) per queue per millisecond
+ * and a bit, and to one per 16 ms where empty runs keep coming and the
+ * re-checks recover nothing, as behind VMD.  The price: there, a
+ * completion whose message came early within 16 ms of the queue's last
+ * fruitless chain waits for the next message, or for its command's
+ * deadline if no other comes.
  */
 #include <linux/interrupt.h>
 #include <linux/irq.h>
