@@ -103,6 +103,7 @@ def parse_matrix(path):
             'run': opts.pop('run', 'fio'),
             'apst': {k[5:]: v for k, v in opts.items() if k.startswith('apst:')},
             'reps': int(opts.pop('reps', 3)),
+            'sample': opts.pop('sample', ''),
             'boot': boot,
             'vm': {k[3:]: v for k, v in opts.items() if k.startswith('vm:')},
             'fio': {k[4:]: v for k, v in opts.items() if k.startswith('fio:')},
@@ -127,7 +128,7 @@ def cases_of(mode):
         if QUICK:
             fio['runtime'] = '2'
         label = ' '.join(f'{k}={v}' for k, v in zip(keys, values)) or 'run'
-        case = {'case': label, 'fio': fio}
+        case = {'case': label, 'fio': fio, 'sample': mode['sample']}
         if 'phases' in fio:
             # the guest runs the phases back to back, one result each
             case['labels'] = [f'phase{i} qd={ph.split(":")[0]}' for i, ph in
