@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build a kernel out of tree: scripts/kernel.sh test|bench|stock|stock-test|sanitize
+# Build a kernel out of tree: scripts/kernel.sh test|bench|stock|stock-test|sanitize|suspend
 #   test   the series, tinyconfig + the nvme_irq selftest fragment + debug
 #          options (lockdep, atomic-sleep, timer objects, lockup detectors)
 #          + KCSAN (with the interrupt watcher) on the code whose
@@ -16,6 +16,8 @@
 #   sanitize  the series, test options + KASAN and kmemleak, nvme as modules
 #          (installed under the build folder's modules/); KCSAN excludes
 #          KASAN, so this one has no KCSAN
+#   suspend  the test kernel with suspend to idle and pm_test
+#          (scripts/config/suspend.config), for suspend.sh
 # After configuring, every option of the fragments must have taken effect.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -34,7 +36,11 @@ stock-test) src=$SRC
 	kflags+=($(test_kflags)) ;;
 sanitize) src=$SRC
 	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config") ;;
-*)	die "unknown kernel flavour '$flavour' (test, bench, stock, stock-test or sanitize)" ;;
+suspend) src=$SRC
+	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/kcsan.config"
+		"$TOP/scripts/config/suspend.config")
+	kflags+=($(test_kflags)) ;;
+*)	die "unknown kernel flavour '$flavour' (test, bench, stock, stock-test, sanitize or suspend)" ;;
 esac
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
 lock_tree

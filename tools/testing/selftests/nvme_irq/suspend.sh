@@ -13,7 +13,10 @@
 # state and back) the controller gets no Set Features 08h or 09h and no I/O
 # command; after them, the load still on, it carries the queue again (08h
 # read back non-zero); verify is clean.  The admin and I/O commands are
-# traced (nvme_setup_cmd) in a trace instance of its own.
+# traced (nvme_setup_cmd) in a trace instance of its own.  The guest's
+# other devices must survive the suspend too: scripts/vm --root-ports puts
+# its 9p file systems behind root ports with No_Soft_Reset, which Linux
+# does not reset on resume.
 
 DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
