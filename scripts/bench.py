@@ -97,6 +97,8 @@ def parse_matrix(path):
                 opts[k] = v
             else:
                 die(f'{path}:{n}: cannot read "{w}"')
+        if opts.get('sample', '') not in ('', 'coal'):
+            die(f'{path}:{n}: sample={opts["sample"]}: only sample=coal is known')
         modes.append({
             'scenario': words[0], 'mode': words[1], 'quick': quick,
             'kernel': opts.pop('kernel', 'bench'),

@@ -61,7 +61,7 @@ die() { echo "error: $*" >&2; exit 1; }
 note() { echo ">>> $*" >&2; }
 
 # kernel build directory of a flavour: test (series + debug), bench (series),
-# sanitize, stock (no series)
+# sanitize, suspend (test + suspend to idle), stock, stock-test (no series)
 kbuild_dir() { echo "$BASE_BUILD/kbuild/$1"; }
 bzimage_of() { echo "$(kbuild_dir "$1")/arch/x86/boot/bzImage"; }
 
