@@ -5,7 +5,8 @@
 # deb-src entries for the configured suites when there are none (make qemu
 # builds QEMU from Debian's qemu source package), and download the pinned
 # kernel sources of both bases (lib.sh: BASE, LINUX_PKG_VERSION) when they are
-# not in $LINUX_CACHE (LINUX_TARBALL=: that one only).
+# not in $LINUX_CACHE (LINUX_TARBALL=: that one only), and build the pinned
+# sparse (lib.sh: SPARSE_VERSION) when it is not in $SPARSE_CACHE.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -24,6 +25,31 @@ pkgs=(build-essential bc bison flex libelf-dev libssl-dev
       dpkg-dev meson ninja-build pkgconf libglib2.0-dev libpixman-1-dev
       libfdt-dev libcap-ng-dev libattr1-dev zlib1g-dev)
 
+# a suite the host does not use, from the host's own mirror, through an
+# apt configuration of its own in DIR (aptopt=): private_apt DIR LINE...
+host_mirror() {
+	local mirror
+	# Debian's archive, not a third party's repository or the security one
+	mirror=$( { sed -nE 's/^URIs:[[:space:]]*([^[:space:]]+).*/\1/p' \
+			"$apt_dir"/sources.list.d/*.sources
+		    sed -nE 's/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?([^[:space:]]+).*/\2/p' \
+			"$apt_dir"/sources.list; } 2> /dev/null |
+		grep -v security | grep -E '/debian/?$' | head -1)
+	echo "${mirror:-http://deb.debian.org/debian}"
+}
+private_apt() {
+	local dir=$1
+
+	shift
+	mkdir -p "$dir/lists/partial"
+	printf '%s\n' "$@" > "$dir/sources.list"
+	aptopt=(-o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::State::Lists="$dir/lists" -o Dir::Cache::pkgcache=
+		-o Dir::Cache::srcpkgcache=)
+	apt-get "${aptopt[@]}" update -q > "$dir/download.log" 2>&1 ||
+		{ cat "$dir/download.log" >&2; die "apt-get update of $* failed"; }
+}
+
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -39,21 +65,27 @@ need_src=0
 has_deb_src || need_src=1
 need_linux=0
 [ -f "$TARBALL" ] || need_linux=1
+need_sparse=0
+[ -x "$SPARSE" ] || need_sparse=1
 # the pinned tarball is what its hash says (half a second), whoever put it there
 if [ $need_linux -eq 0 ] && [ -z "${LINUX_TARBALL:-}" ] &&
    ! echo "$LINUX_SHA256  $TARBALL" | sha256sum -c --quiet - > /dev/null 2>&1; then
 	die "$TARBALL is not $LINUX_PKG $LINUX_PKG_VERSION (SHA-256); remove it and run 'make deps'"
 fi
-[ ${#missing[@]} -eq 0 ] && [ $need_src -eq 0 ] && [ $need_linux -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] && [ $need_src -eq 0 ] && [ $need_linux -eq 0 ] &&
+	[ $need_sparse -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
 	[ ${#missing[@]} -eq 0 ] || echo "missing packages: ${missing[*]}" >&2
 	[ $need_src -eq 0 ] || echo "no deb-src entry in $apt_dir (needed by 'make qemu')" >&2
 	[ $need_linux -eq 0 ] || echo "no kernel source $TARBALL" >&2
+	[ $need_sparse -eq 0 ] || echo "no sparse $SPARSE" >&2
 	echo "run 'sudo make deps' and try again" >&2
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+tmp= stmp=
+trap 'rm -rf ${tmp:+"$tmp"} ${stmp:+"$stmp"}' EXIT
 if [ $need_src -eq 1 ]; then
 	# the same suites as the binary entries, as deb-src
 	note "adding deb-src entries for the configured suites"
@@ -89,25 +121,9 @@ if [ $need_linux -eq 1 ]; then
 	[ -z "${LINUX_TARBALL:-}" ] || die "no kernel tarball $LINUX_TARBALL"
 	note "downloading $LINUX_PKG=$LINUX_PKG_VERSION"
 	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
 	chmod 755 "$tmp"
 	aptopt=()
-	if [ -n "$LINUX_SUITE" ]; then
-		# a suite the host does not use, from the host's own mirror,
-		# through an apt configuration of its own
-		mirror=$(sed -nE 's/^URIs:[[:space:]]*([^[:space:]]+).*/\1/p' \
-			"$apt_dir"/sources.list.d/*.sources 2> /dev/null | grep -v security | head -1)
-		[ -n "$mirror" ] || mirror=$(sed -nE 's/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?([^[:space:]]+).*/\2/p' \
-			"$apt_dir"/sources.list 2> /dev/null | grep -v security | head -1)
-		mirror=${mirror:-http://deb.debian.org/debian}
-		mkdir -p "$tmp/lists/partial"
-		echo "deb $mirror $LINUX_SUITE main" > "$tmp/sources.list"
-		aptopt=(-o Dir::Etc::SourceList="$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
-			-o Dir::State::Lists="$tmp/lists" -o Dir::Cache::pkgcache=
-			-o Dir::Cache::srcpkgcache=)
-		apt-get "${aptopt[@]}" update -q > "$tmp/download.log" 2>&1 ||
-			{ cat "$tmp/download.log" >&2; die "apt-get update of $mirror $LINUX_SUITE failed"; }
-	fi
+	[ -z "$LINUX_SUITE" ] || private_apt "$tmp" "deb $(host_mirror) $LINUX_SUITE main"
 	(cd "$tmp" && apt-get "${aptopt[@]}" download -q "$LINUX_PKG=$LINUX_PKG_VERSION") \
 		>> "$tmp/download.log" 2>&1 ||
 		{
@@ -125,4 +141,35 @@ if [ $need_linux -eq 1 ]; then
 		die "$LINUX_PKG $LINUX_PKG_VERSION: the tarball's hash is not the pinned one"
 	mkdir -p "$LINUX_CACHE"
 	mv "$tmp/linux.tar.xz" "$TARBALL"
+fi
+
+# sparse (lib.sh: SPARSE_VERSION): apt checks the source package against the
+# signed archive, the tarball's hash pins the version
+if [ $need_sparse -eq 1 ]; then
+	note "building sparse $SPARSE_VERSION"
+	stmp=$(mktemp -d)
+	chmod 755 "$stmp"
+	orig=$SPARSE_CACHE/sparse_$SPARSE_VERSION.orig.tar.gz
+	if [ ! -f "$orig" ]; then
+		private_apt "$stmp" "deb-src $(host_mirror) sid main"
+		(cd "$stmp" && apt-get "${aptopt[@]}" source --download-only -q "sparse=$SPARSE_DEB_VERSION") \
+			>> "$stmp/download.log" 2>&1 ||
+			{
+				cat "$stmp/download.log" >&2
+				die "apt-get source sparse=$SPARSE_DEB_VERSION failed." \
+					"If the version has left sid, take $(basename "$orig") from" \
+					"https://snapshot.debian.org/package/sparse/$SPARSE_DEB_VERSION/" \
+					"and put it at $orig: make deps checks its SHA-256"
+			}
+		mkdir -p "$SPARSE_CACHE"
+		mv "$stmp/$(basename "$orig")" "$orig"
+	fi
+	echo "$SPARSE_SHA256  $orig" | sha256sum -c --quiet - ||
+		die "$orig is not sparse $SPARSE_VERSION (SHA-256); remove it and run 'make deps'"
+	tar -xzf "$orig" -C "$stmp"
+	make -C "$stmp/sparse-${SPARSE_VERSION/\~/-}" -j"$(nproc)" sparse > "$stmp/build.log" 2>&1 ||
+		{ tail -20 "$stmp/build.log" >&2; die "sparse $SPARSE_VERSION did not build"; }
+	mkdir -p "$(dirname "$SPARSE")"
+	install -m 755 "$stmp/sparse-${SPARSE_VERSION/\~/-}/sparse" "$SPARSE.tmp"
+	mv "$SPARSE.tmp" "$SPARSE"
 fi

@@ -55,6 +55,16 @@ QEMU_CACHE=${QEMU_CACHE:-/var/cache/nvme-irq/qemu}
 BASE_CACHE=${BASE_CACHE:-/var/cache/nvme-irq/linux}
 # checkpatch's verdicts, keyed by everything they depend on (static-checks.sh)
 CHECKPATCH_CACHE=${CHECKPATCH_CACHE:-/var/cache/nvme-irq/checkpatch}
+# sparse: Debian 12's 0.6.4 cannot read 7.3's headers (__typeof_unqual__),
+# and kbuild then drops C=2 with a warning and checks nothing.  make deps
+# builds this release candidate from Debian's source package (sid), its
+# tarball pinned by hash, into $SPARSE_CACHE (about 15 s).  Built from the
+# tarball, not from git, it calls itself 0.6.4 (sparse --version).
+SPARSE_VERSION=0.6.5~rc1
+SPARSE_DEB_VERSION=0.6.5~rc1-2
+SPARSE_SHA256=3ac8855ec7f3ab92f325be0f64347ccc2b10f8b4d7c2906783ee8e2bdab3f0de
+SPARSE_CACHE=${SPARSE_CACHE:-/var/cache/nvme-irq/sparse}
+SPARSE=$SPARSE_CACHE/$SPARSE_VERSION/sparse
 SERIES_AUTHOR=${SERIES_AUTHOR:-"NVMe IRQ series <nvme-irq@example.org>"}
 
 die() { echo "error: $*" >&2; exit 1; }

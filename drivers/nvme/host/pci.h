@@ -60,6 +60,8 @@ spinlock_t *nvme_pci_sq_lock(struct nvme_queue *nvmeq);
 /* What a check of the CQ sees, lockless; any context. */
 void nvme_pci_cq_sample(struct nvme_queue *nvmeq,
 			struct nvme_lost_irq_sample *s);
+/* Commands submitted and not yet reaped, lockless; any context. */
+u32 nvme_pci_cq_outstanding(struct nvme_queue *nvmeq);
 /* Handler runs and depth, completions, commands outstanding; any context. */
 void nvme_pci_coal_sample(struct nvme_queue *nvmeq,
 			  struct nvme_coal_sample *s);

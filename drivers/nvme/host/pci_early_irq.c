@@ -25,17 +25,19 @@
  * runs do happen on a healthy queue: at depth, most are the one run that
  * the messages of completions reaped by the previous run raise, and the
  * empty run after a run that reaped more than one arms nothing while more
- * than one command is outstanding.  Others are the replay after a vector
- * was disabled, and behind VMD one message runs the handlers of every
- * vector it serves.  A chain of re-checks holds the queue off for 1 ms,
- * twice as long after each in a row up to 16 ms, until one ends in a
+ * than one command is outstanding (nvme_early_irq_suspect()).  Such a run
+ * costs a read of the queue's two indices.  Others are the replay after a
+ * vector was disabled, and behind VMD one message runs the handlers of
+ * every vector it serves.  A chain of re-checks holds the queue off for
+ * 1 ms, twice as long after each in a row up to 16 ms, until one ends in a
  * recovery (a find the work does not confirm is another vector's message
- * too) or one comes after a gap of 16 ms; a queue whose interrupt is
- * delayed on purpose is held off for 1 ms.  Meanwhile an empty run costs a
- * clock read.  That bounds the cost to one chain of re-checks (at most four
- * timer interrupts, each a few cache-line reads) per queue per millisecond
- * and a bit, and to one per 16 ms where empty runs keep coming and the
- * re-checks recover nothing, as behind VMD.  The price: there, a
+ * too) or one begins more than 16 ms after the last hold-off ended
+ * (nvme_early_irq_back_off()); a queue whose interrupt is delayed on
+ * purpose is held off for 1 ms.  Meanwhile an empty run costs the indices
+ * and a clock read.  That bounds the cost to one chain of re-checks (at
+ * most four timer interrupts, each a few cache-line reads) per queue per
+ * millisecond and a bit, and to one per 16 ms where empty runs keep coming
+ * and the re-checks recover nothing, as behind VMD.  The price: there, a
  * completion whose message came early within 16 ms of the queue's last
  * fruitless chain waits for the next message, or for its command's
  * deadline if no other comes.
@@ -100,77 +102,85 @@ nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
 EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_judge);
 
 /**
- * nvme_early_irq_hold_off() - the hold-off after the next chain of re-checks
- * @quiet_ns: the hold-off the chain that just ended had
+ * nvme_early_irq_suspect() - is an empty handler run worth a re-check?
+ * @owed: the run before it reaped more than one completion
+ * @outstanding: commands outstanding on the queue now
  *
- * Pure function of its argument.  Context: any.
+ * After a run that reaped several completions, an empty run is most likely
+ * the message of one of them, raised while that run reaped it.  While
+ * another command is outstanding it arms nothing: if this message was an
+ * early one after all, the next command's message reaps what it missed,
+ * or, if that command is slow (a flush), the missed command's early
+ * deadline does (nvme.lost_irq_deadline_ms).  With one command left, its
+ * message may be the early one.  Pure function of its arguments.
+ * Context: any.
  *
- * Return: twice @quiet_ns, within NVME_EARLY_IRQ_QUIET_NS and
- * NVME_EARLY_IRQ_QUIET_MAX_NS.
+ * Return: true if the run should arm a re-check, hold-offs aside.
  */
-u64 nvme_early_irq_hold_off(u64 quiet_ns)
+bool nvme_early_irq_suspect(bool owed, u32 outstanding)
 {
-	return clamp(quiet_ns * 2, NVME_EARLY_IRQ_QUIET_NS,
-		     NVME_EARLY_IRQ_QUIET_MAX_NS);
+	return outstanding && !(owed && outstanding > 1);
 }
-EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_hold_off);
+EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_suspect);
 
 /**
- * nvme_early_irq_quiet() - the hold-off a chain of re-checks armed now gets
- * @quiet_ns: what the chains before left
- * @until_ns: when the last hold-off ended
- * @now_ns: now
+ * nvme_early_irq_back_off() - hold a queue off after a chain of re-checks
+ * @q: the queue's hold-off, updated
+ * @armed_ns: when the chain began (the empty run that armed it)
+ * @now_ns: now, its end
  *
- * Chains come "in a row" while empty runs keep coming: one armed more
- * than NVME_EARLY_IRQ_QUIET_MAX_NS after the last hold-off ended starts
- * the back-off again.  Pure function of its arguments.  Context: any.
- *
- * Return: @quiet_ns, or NVME_EARLY_IRQ_QUIET_NS after such a gap.
+ * A chain that began within NVME_EARLY_IRQ_QUIET_MAX_NS of the end of the
+ * last hold-off came in a row: the queue is held off for @q->next_ns, and
+ * the next chain in a row twice as long, up to NVME_EARLY_IRQ_QUIET_MAX_NS.
+ * One that began after a longer gap starts again at NVME_EARLY_IRQ_QUIET_NS.
+ * Touches only *@q.  Context: any.
  */
-u64 nvme_early_irq_quiet(u64 quiet_ns, u64 until_ns, u64 now_ns)
+void nvme_early_irq_back_off(struct nvme_early_irq_quiet *q, u64 armed_ns,
+			     u64 now_ns)
 {
-	if (now_ns > until_ns + NVME_EARLY_IRQ_QUIET_MAX_NS)
-		return NVME_EARLY_IRQ_QUIET_NS;
-	return quiet_ns;
+	u64 hold = q->next_ns;
+
+	if (armed_ns > q->until_ns + NVME_EARLY_IRQ_QUIET_MAX_NS)
+		hold = NVME_EARLY_IRQ_QUIET_NS;
+	q->until_ns = now_ns + hold;
+	q->next_ns = clamp(hold * 2, NVME_EARLY_IRQ_QUIET_NS,
+			   NVME_EARLY_IRQ_QUIET_MAX_NS);
 }
-EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_quiet);
+EXPORT_SYMBOL_IF_KUNIT(nvme_early_irq_back_off);
 
 /*
  * Context: the queue's interrupt handler in hardirq context (nvme_irq(), or
- * nvme_irq_check() in threaded mode), one at a time per queue.
+ * nvme_irq_check() in threaded mode), one at a time per queue.  Writes only
+ * what changed: @owed when it was set, and more once the run arms a chain
+ * or finds the queue held on purpose.
  */
 void __nvme_early_irq_empty(struct nvme_early_irq *e)
 {
 	struct nvme_lost_irq_sample s = { };
 	u64 us = READ_ONCE(nvme_early_irq_recheck_us);
 	bool owed = e->owed;
-	u64 now, until;
+	u64 now;
 
-	e->owed = false;
-	/* armed or running: one re-check at a time per queue */
-	if (!READ_ONCE(e->active) || !us || hrtimer_active(&e->timer))
+	if (owed)
+		e->owed = false;
+	if (!READ_ONCE(e->active) || !us ||
+	    !nvme_early_irq_suspect(owed, nvme_pci_cq_outstanding(e->nvmeq)))
+		return;
+	/* armed or running: one chain at a time per queue */
+	if (hrtimer_active(&e->timer))
 		return;
 	now = ktime_get_ns();
-	/* ordered by the timer's base lock, which hrtimer_active() reads */
-	until = READ_ONCE(e->quiet_until_ns);
-	if (now < until)
+	/*
+	 * A chain's end writes it before the timer stops running, which
+	 * hrtimer_active() reads with the base's sequence count.
+	 */
+	if (now < READ_ONCE(e->quiet.until_ns) || now < e->hold_until_ns)
 		return;
 	nvme_pci_cq_sample(e->nvmeq, &s);
-	if (!s.outstanding)
-		return;
-	/*
-	 * Likely the message of a completion the last run reaped; another
-	 * command's message is still to come, and reaps whatever this one
-	 * missed.  With one command left, its message may be the early one.
-	 */
-	if (owed && s.outstanding > 1)
-		return;
 	WRITE_ONCE(e->empty, e->empty + 1);
-	WRITE_ONCE(e->quiet_ns, nvme_early_irq_quiet(READ_ONCE(e->quiet_ns),
-						     until, now));
 	if (s.hold_ns) {
 		/* held on purpose: the poller allows for it, this cannot */
-		WRITE_ONCE(e->quiet_until_ns, now + NVME_EARLY_IRQ_QUIET_NS);
+		e->hold_until_ns = now + NVME_EARLY_IRQ_QUIET_NS;
 		return;
 	}
 	e->mark.irqs = s.irqs;
@@ -186,6 +196,8 @@ static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
 {
 	struct nvme_early_irq *e = container_of(timer, struct nvme_early_irq, timer);
 	struct nvme_lost_irq_sample s = { };
+	enum nvme_early_irq_verdict verdict;
+	struct nvme_early_irq_quiet q;
 	u64 now;
 
 	if (!READ_ONCE(e->active) || !READ_ONCE(nvme_early_irq_recheck_us))
@@ -194,8 +206,26 @@ static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
 	nvme_pci_cq_sample(e->nvmeq, &s);
 	now = ktime_get_ns();
 	WRITE_ONCE(e->rechecks, e->rechecks + 1);
-	switch (nvme_early_irq_judge(&e->mark, &s)) {
-	case NVME_EARLY_IRQ_FOUND:
+	verdict = nvme_early_irq_judge(&e->mark, &s);
+	if (verdict == NVME_EARLY_IRQ_WAIT &&
+	    now - e->armed_ns + 2 * e->delay_ns <= NVME_EARLY_IRQ_MAX_NS) {
+		e->delay_ns *= 2;
+		hrtimer_forward_now(timer, ns_to_ktime(e->delay_ns));
+		return HRTIMER_RESTART;
+	}
+	/*
+	 * The chain ends: held off as if fruitless; a recovery by the work
+	 * lifts it, after this (queue_work() orders them).  Only a chain
+	 * armed once this hold-off ended can end while a late work still
+	 * runs: the queue is then held off as after that chain, up to
+	 * 16 ms, instead of not at all.
+	 */
+	q.until_ns = READ_ONCE(e->quiet.until_ns);
+	q.next_ns = READ_ONCE(e->quiet.next_ns);
+	nvme_early_irq_back_off(&q, e->armed_ns, now);
+	WRITE_ONCE(e->quiet.next_ns, q.next_ns);
+	WRITE_ONCE(e->quiet.until_ns, q.until_ns);
+	if (verdict == NVME_EARLY_IRQ_FOUND) {
 		WRITE_ONCE(e->found, e->found + 1);
 		/*
 		 * The verdict for the work, which an empty run may not change
@@ -206,20 +236,7 @@ static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
 		WRITE_ONCE(e->found_mark.irqs, e->mark.irqs);
 		WRITE_ONCE(e->found_mark.head, e->mark.head);
 		nvme_lost_irq_queue_work(&e->work);
-		/* held off as if fruitless; a recovery by the work ends it */
-		break;
-	case NVME_EARLY_IRQ_WAIT:
-		if (now - e->armed_ns + 2 * e->delay_ns <= NVME_EARLY_IRQ_MAX_NS) {
-			e->delay_ns *= 2;
-			hrtimer_forward_now(timer, ns_to_ktime(e->delay_ns));
-			return HRTIMER_RESTART;
-		}
-		break;
-	case NVME_EARLY_IRQ_NONE:
-		break;
 	}
-	WRITE_ONCE(e->quiet_until_ns, now + READ_ONCE(e->quiet_ns));
-	WRITE_ONCE(e->quiet_ns, nvme_early_irq_hold_off(READ_ONCE(e->quiet_ns)));
 	return HRTIMER_NORESTART;
 }
 
@@ -268,9 +285,12 @@ static void early_irq_work_fn(struct work_struct *work)
 	reaped = nvme_poll_irqdisable(e->nvmeq);
 	if (reaped <= 0)
 		return;
-	/* the erratum is here: re-check the next empty run at once */
-	WRITE_ONCE(e->quiet_ns, NVME_EARLY_IRQ_QUIET_NS);
-	WRITE_ONCE(e->quiet_until_ns, 0);
+	/*
+	 * The erratum is here: re-check the next empty run at once.  The
+	 * next chain's end starts the back-off again, the gap since 0 being
+	 * more than NVME_EARLY_IRQ_QUIET_MAX_NS.
+	 */
+	WRITE_ONCE(e->quiet.until_ns, 0);
 	WRITE_ONCE(e->recoveries, e->recoveries + 1);
 	WRITE_ONCE(e->reaped, e->reaped + reaped);
 	if (wait_ns > e->max_wait_ns)
@@ -299,8 +319,9 @@ void nvme_early_irq_start(struct nvme_early_irq *e, struct nvme_queue *nvmeq)
 		      HRTIMER_MODE_REL_PINNED_HARD);
 	INIT_WORK(&e->work, early_irq_work_fn);
 	e->nvmeq = nvmeq;
-	e->quiet_until_ns = 0;
-	e->quiet_ns = NVME_EARLY_IRQ_QUIET_NS;
+	e->quiet.until_ns = 0;
+	e->quiet.next_ns = NVME_EARLY_IRQ_QUIET_NS;
+	e->hold_until_ns = 0;
 	WRITE_ONCE(e->active, true);
 }
 

@@ -7,7 +7,7 @@
  * queue entry it signals (Intel VMD errata MTL016/ARL004, other bridges):
  * the queue is looked at again shortly after, and a completion that
  * appeared meanwhile with no interrupt is reaped.  A handler run that finds
- * a completion pays nothing.
+ * a completion pays the test of one flag.
  */
 #ifndef _NVME_PCI_EARLY_IRQ_H
 #define _NVME_PCI_EARLY_IRQ_H
@@ -42,8 +42,22 @@ enum nvme_early_irq_verdict {
 enum nvme_early_irq_verdict
 nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
 		     const struct nvme_lost_irq_sample *s);
-u64 nvme_early_irq_hold_off(u64 quiet_ns);
-u64 nvme_early_irq_quiet(u64 quiet_ns, u64 until_ns, u64 now_ns);
+
+/**
+ * struct nvme_early_irq_quiet - a queue's hold-off after chains of re-checks
+ * @until_ns: no chain is armed before this: it bounds what empty runs
+ *	cost where they are common (one VMD message runs the handlers of
+ *	every vector it serves)
+ * @next_ns: the hold-off after the next chain in a row
+ */
+struct nvme_early_irq_quiet {
+	u64 until_ns;
+	u64 next_ns;
+};
+
+bool nvme_early_irq_suspect(bool owed, u32 outstanding);
+void nvme_early_irq_back_off(struct nvme_early_irq_quiet *q, u64 armed_ns,
+			     u64 now_ns);
 
 /**
  * struct nvme_early_irq - the re-check of one I/O queue
@@ -55,21 +69,20 @@ u64 nvme_early_irq_quiet(u64 quiet_ns, u64 until_ns, u64 now_ns);
  * @mark: the queue as the empty run that armed @timer left it
  * @armed_ns: when that run was
  * @delay_ns: the delay of the re-check now armed
- * @quiet_until_ns: after a chain of re-checks that ended in no recovery,
- *	or an empty run on a queue whose interrupt is delayed on purpose,
- *	none is armed
- *	before this: it bounds what empty runs cost where they are common
- *	(one VMD message runs the handlers of every vector it serves)
- * @quiet_ns: the hold-off after the next chain of re-checks
+ * @quiet: the hold-off after chains of re-checks; written by the timer at
+ *	a chain's end, and its @until_ns by the work after a recovery
+ * @hold_until_ns: after an empty run on a queue whose interrupt is
+ *	delayed on purpose, none is armed before this (the handler alone
+ *	writes it: such a queue never moves @quiet)
  * @found_mark: @mark as the re-check that found a completion saw it, for
  *	the work (an empty run may arm the timer again meanwhile)
  * @found_wait_ns: how long after its empty run that re-check was
  * @active: started and not stopped
  * @owed: the last handler run reaped more than one completion: the next
  *	empty run is likely the message of one of them, and arms nothing
- *	while another command is outstanding
- * @empty: statistics, single writer each: empty runs with commands
- *	outstanding, outside a hold-off
+ *	while another command is outstanding (nvme_early_irq_suspect())
+ * @empty: statistics, single writer each: empty runs suspected
+ *	(nvme_early_irq_suspect()), outside a hold-off
  * @rechecks: re-checks made
  * @found: re-checks that found a completion with no interrupt since
  * @recoveries: recoveries that reaped at least one completion
@@ -84,8 +97,8 @@ struct nvme_early_irq {
 	struct nvme_early_irq_mark mark;
 	u64 armed_ns;
 	u64 delay_ns;
-	u64 quiet_until_ns;
-	u64 quiet_ns;
+	struct nvme_early_irq_quiet quiet;
+	u64 hold_until_ns;
 	struct nvme_early_irq_mark found_mark;
 	u64 found_wait_ns;
 	bool active;
@@ -105,7 +118,8 @@ struct nvme_early_irq {
  * each in a row, up to NVME_EARLY_IRQ_QUIET_MAX_NS: where most empty runs
  * are another vector's message (VMD), a queue makes at most one chain per
  * 16 ms.  A recovery starts again at 1 ms and lifts the hold-off; a chain
- * armed 16 ms after the last hold-off ended starts again at 1 ms.
+ * that begins more than 16 ms after the last hold-off ended starts again
+ * at 1 ms.
  */
 #define NVME_EARLY_IRQ_QUIET_NS		(1 * NSEC_PER_MSEC)
 #define NVME_EARLY_IRQ_QUIET_MAX_NS	(16 * NSEC_PER_MSEC)
@@ -141,9 +155,10 @@ static inline void nvme_early_irq_empty(struct nvme_early_irq *e)
  * The messages of completions that came while a run reaped them raise one
  * more run, which finds nothing: at depth that is most empty runs of a
  * healthy queue.  A run that reaped more than one completion lets the next
- * empty run pass while another command is outstanding (its message reaps
- * what the empty run missed); one that reaped one (every run at QD1, and
- * the first after idle) does not.  Writes only when that changes.
+ * empty run pass while another command is outstanding (its message, or if
+ * it is slow the early deadline, reaps what the empty run missed); one that
+ * reaped one (every run at QD1, and the first after idle) does not.  Writes
+ * only when that changes.
  *
  * Context: the queue's interrupt handler in hardirq context, not threaded.
  */

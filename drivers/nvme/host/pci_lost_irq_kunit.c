@@ -322,32 +322,58 @@ static void deadline_passes_once(struct kunit *test)
 }
 
 /*
- * Chains of re-checks that recover nothing hold the queue off for 1, 2, 4,
- * 8 then 16 ms and no longer; one armed 16 ms after the last hold-off
- * ended starts again at 1 ms.
+ * An empty run arms a re-check with a command outstanding, but not after a
+ * run that reaped several while another command is outstanding: its
+ * message reaps what this run missed.
+ */
+static void empty_run_suspected(struct kunit *test)
+{
+	KUNIT_EXPECT_FALSE(test, nvme_early_irq_suspect(false, 0));
+	KUNIT_EXPECT_FALSE(test, nvme_early_irq_suspect(true, 0));
+	KUNIT_EXPECT_TRUE(test, nvme_early_irq_suspect(false, 1));
+	KUNIT_EXPECT_TRUE(test, nvme_early_irq_suspect(false, 32));
+	KUNIT_EXPECT_TRUE(test, nvme_early_irq_suspect(true, 1));
+	KUNIT_EXPECT_FALSE(test, nvme_early_irq_suspect(true, 2));
+	KUNIT_EXPECT_FALSE(test, nvme_early_irq_suspect(true, 1023));
+}
+
+/* A chain from @armed to @end ms: the hold-off it leaves, in ms. */
+static void chain(struct kunit *test, struct nvme_early_irq_quiet *q,
+		  u64 armed, u64 end, u64 until, u64 next)
+{
+	nvme_early_irq_back_off(q, MS(armed), MS(end));
+	KUNIT_EXPECT_EQ(test, q->until_ns, MS(until));
+	KUNIT_EXPECT_EQ(test, q->next_ns, MS(next));
+}
+
+/*
+ * Chains of re-checks that recover nothing, in a row, hold the queue off
+ * for 1, 2, 4, 8 then 16 ms and no longer; one that begins more than 16 ms
+ * after the last hold-off ended starts again at 1 ms, and so does the
+ * first after a recovery, which lifts the hold-off (0).
  */
 static void fruitless_rechecks_back_off(struct kunit *test)
 {
-	const u64 max = NVME_EARLY_IRQ_QUIET_MAX_NS;
-	u64 q = NVME_EARLY_IRQ_QUIET_NS;
-	int i;
+	struct nvme_early_irq_quiet q = { .next_ns = NVME_EARLY_IRQ_QUIET_NS };
 
-	for (i = 0; i < 4; i++) {
-		q = nvme_early_irq_hold_off(q);
-		KUNIT_EXPECT_EQ(test, q, (u64)NVME_EARLY_IRQ_QUIET_NS << (i + 1));
-	}
-	KUNIT_EXPECT_EQ(test, q, max);
-	KUNIT_EXPECT_EQ(test, nvme_early_irq_hold_off(q), max);
-	KUNIT_EXPECT_EQ(test, nvme_early_irq_hold_off(0),
-			NVME_EARLY_IRQ_QUIET_NS);
-
-	/* hold-off ended at 100 ms */
-	KUNIT_EXPECT_EQ(test, nvme_early_irq_quiet(max, 100 * NSEC_PER_MSEC,
-						   100 * NSEC_PER_MSEC + max), max);
-	KUNIT_EXPECT_EQ(test, nvme_early_irq_quiet(max, 100 * NSEC_PER_MSEC,
-						   100 * NSEC_PER_MSEC + max + 1),
-			NVME_EARLY_IRQ_QUIET_NS);
-	KUNIT_EXPECT_EQ(test, nvme_early_irq_quiet(max, 0, 1), max);
+	KUNIT_ASSERT_EQ(test, (u64)NVME_EARLY_IRQ_QUIET_NS, MS(1));
+	KUNIT_ASSERT_EQ(test, (u64)NVME_EARLY_IRQ_QUIET_MAX_NS, MS(16));
+	chain(test, &q, 100, 101, 102, 2);
+	chain(test, &q, 102, 103, 105, 4);
+	chain(test, &q, 105, 106, 110, 8);
+	chain(test, &q, 110, 111, 119, 16);
+	chain(test, &q, 119, 120, 136, 16);
+	/* 16 ms after the hold-off ended is still in a row */
+	chain(test, &q, 152, 153, 169, 16);
+	/* later than that: start again */
+	chain(test, &q, 186, 187, 188, 2);
+	chain(test, &q, 500, 501, 502, 2);
+	/* a recovery after a chain of 16 ms */
+	chain(test, &q, 502, 503, 505, 4);
+	chain(test, &q, 505, 506, 510, 8);
+	chain(test, &q, 510, 511, 519, 16);
+	q.until_ns = 0;
+	chain(test, &q, 600, 601, 602, 2);
 }
 
 static enum nvme_early_irq_verdict judge(u32 irqs, u16 head, bool pending,
@@ -392,6 +418,7 @@ static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE(deadline_comes_first_or_not_at_all),
 	KUNIT_CASE(deadline_passes_once),
 	KUNIT_CASE(early_interrupt_is_found),
+	KUNIT_CASE(empty_run_suspected),
 	KUNIT_CASE(fruitless_rechecks_back_off),
 	{}
 };

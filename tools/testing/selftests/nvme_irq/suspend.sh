@@ -178,15 +178,17 @@ no_soft_reset() {
 	return 1
 }
 
-# the virtio-pci devices the resume would reset under a 9p root, if any
+# the 9p devices on virtio-pci the resume would reset under a 9p root, if any
 reset_on_resume() {
-	local d
+	local d v
 
 	# statfs over 9p reports the server's type: the mount table says 9p
 	[ "$(awk '$2 == "/" { t = $3 } END { print t }' /proc/mounts)" = 9p ] || return 0
 	for d in /sys/bus/pci/drivers/virtio-pci/0000:*; do
-		[ -e "$d" ] || continue
-		no_soft_reset "$d" || basename "$d"
+		for v in "$d"/virtio*/driver; do
+			[ "$(basename "$(readlink "$v" 2> /dev/null)")" = 9pnet_virtio ] &&
+				! no_soft_reset "$d" && basename "$d"
+		done
 	done
 }
 
