@@ -8,7 +8,7 @@ SHELL := /bin/bash
 .NOTPARALLEL:
 S := scripts
 
-.PHONY: help deps qemu qemu-series tree refresh kernel kernel-bench kernel-stock kernel-sanitize kernel-suspend series check check-bisect bench demo clean
+.PHONY: help deps qemu qemu-series tree refresh kernel kernel-bench kernel-stock kernel-sanitize series check check-bisect bench demo clean
 
 help:
 	@echo "make demo          build what is missing, boot the patched kernel, report what the series does"
@@ -25,7 +25,6 @@ help:
 	@echo "make kernel-bench  build the benchmark kernel (series, no debug options)"
 	@echo "make kernel-stock  build the stock kernel (same configuration, no series)"
 	@echo "make kernel-sanitize  build the sanitizer kernel (test options + KASAN, kmemleak; nvme as modules)"
-	@echo "make kernel-suspend  build the test kernel with suspend to idle and pm_test (for suspend.sh)"
 	@echo "make refresh       write the commits of build/linux back into patches/ and the overlay"
 	@echo "make series        export the series to out/series/, one per maintainer tree (BASE=6.12: out/series-6.12/)"
 	@echo "scripts/vm -- CMD  boot a kernel with emulated NVMe drives and run CMD (scripts/vm --help)"
@@ -57,9 +56,6 @@ kernel-stock: kernel-bench
 
 kernel-sanitize: tree
 	@$(S)/kernel.sh sanitize
-
-kernel-suspend: tree
-	@$(S)/kernel.sh suspend
 
 series: tree
 	@$(S)/series.sh

@@ -16,14 +16,11 @@ dirs=(drivers/nvme/host/ kernel/irq/)
 # series depends on both (debugfs does, through FAULT_INJECTION_DEBUG_FS:
 # it has a build of its own).  PREEMPT_RT: every spinlock_t sleeps and
 # every handler is a thread; the series' hardirq paths use raw locks only.
-# SUSPEND (PM_SLEEP): nvme's suspend and resume, which the test kernels do
-# not build, call the coalescing's suspend hooks.
 variants=(
 	"irq-moderation-off:CONFIG_IRQ_MODERATION"
 	"fault-injection-tracing-off:CONFIG_FAULT_INJECTION CONFIG_FTRACE"
 	"debugfs-off:CONFIG_DEBUG_FS"
 	"preempt-rt:+CONFIG_EXPERT +CONFIG_PREEMPT_RT"
-	"pm-sleep:+CONFIG_SUSPEND"
 )
 # one folder for all of them: the host tools, objtool and the kconfig
 # programs are built once; a variant's configuration rebuilds what depends

@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build a kernel out of tree: scripts/kernel.sh test|bench|stock|stock-test|sanitize|suspend
+# Build a kernel out of tree: scripts/kernel.sh test|bench|stock|stock-test|sanitize
 #   test   the series, tinyconfig + the nvme_irq selftest fragment + debug
 #          options (lockdep, atomic-sleep, timer objects, lockup detectors)
 #          + KCSAN (with the interrupt watcher) on the code whose
 #          concurrency the series changes: the interrupt core, PCI MSI,
-#          irq_poll and nvme-pci (lib.sh: TEST_KCSAN_FILES)
+#          irq_poll and nvme-pci (lib.sh: TEST_KCSAN_FILES) + suspend to
+#          idle and pm_test (scripts/config/suspend.config, for suspend.sh)
 #   bench  the series, tinyconfig + the selftest fragment, no debug options
 #   stock  the pristine base, same configuration as bench, built in the
 #          series' tree checked out at base for the build (below)
@@ -16,8 +17,6 @@
 #   sanitize  the series, test options + KASAN and kmemleak, nvme as modules
 #          (installed under the build folder's modules/); KCSAN excludes
 #          KASAN, so this one has no KCSAN
-#   suspend  the test kernel with suspend to idle and pm_test
-#          (scripts/config/suspend.config), for suspend.sh
 # After configuring, every option of the fragments must have taken effect.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -27,20 +26,18 @@ frags=("$TOP/tools/testing/selftests/nvme_irq/config")
 kflags=()
 case $flavour in
 test)	src=$SRC
-	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/kcsan.config")
+	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/kcsan.config"
+		"$TOP/scripts/config/suspend.config")
 	kflags+=($(test_kflags)) ;;
 bench)	src=$SRC ;;
 stock)	src=$SRC ;;
 stock-test) src=$SRC
-	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/kcsan.config")
-	kflags+=($(test_kflags)) ;;
-sanitize) src=$SRC
-	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config") ;;
-suspend) src=$SRC
 	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/kcsan.config"
 		"$TOP/scripts/config/suspend.config")
 	kflags+=($(test_kflags)) ;;
-*)	die "unknown kernel flavour '$flavour' (test, bench, stock, stock-test, sanitize or suspend)" ;;
+sanitize) src=$SRC
+	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config") ;;
+*)	die "unknown kernel flavour '$flavour' (test, bench, stock, stock-test or sanitize)" ;;
 esac
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
 lock_tree

@@ -70,8 +70,16 @@ SERIES_AUTHOR=${SERIES_AUTHOR:-"NVMe IRQ series <nvme-irq@example.org>"}
 die() { echo "error: $*" >&2; exit 1; }
 note() { echo ">>> $*" >&2; }
 
+# nvme-coal (tools/nvme), for the selftests' nvme_coal.sh: built out of
+# tree, per base (build_nvme_coal), the guest finds it through NVME_COAL=
+nvme_coal_bin() { echo "$BASE_BUILD/tools/nvme/nvme-coal"; }
+build_nvme_coal() {
+	mkdir -p "$BASE_BUILD/tools" &&
+		make -s -C "$SRC/tools" nvme O="$BASE_BUILD/tools" CFLAGS=-Werror > /dev/null
+}
+
 # kernel build directory of a flavour: test (series + debug), bench (series),
-# sanitize, suspend (test + suspend to idle), stock, stock-test (no series)
+# sanitize, stock, stock-test (no series)
 kbuild_dir() { echo "$BASE_BUILD/kbuild/$1"; }
 bzimage_of() { echo "$(kbuild_dir "$1")/arch/x86/boot/bzImage"; }
 

@@ -6,7 +6,8 @@
 # and the tracepoint show the hand-overs, nothing times out.  Bad values of
 # the parameters are rejected and the old value kept.  A CPU going offline
 # while irq_poll owns its queue (genirq shuts the managed vector down) and
-# coming back leaves the vector working and nothing warning.
+# coming back leaves the vector working and nothing warning; ten times
+# (NVME_IRQ_HOTPLUG_CYCLES=N for another count).
 
 DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -195,7 +196,7 @@ hotplug_run() {
 	s0=$(drain_sum shutdown_skips)
 	echo 1 > "$BUDGET"
 	hp_cycles=0 hp_failed=0
-	for i in $(seq 10); do
+	for i in $(seq "${NVME_IRQ_HOTPLUG_CYCLES:-10}"); do
 		r0=$(reads_done)
 		fio_json hotplug$i $hp_opts > /dev/null &
 		pid=$!

@@ -1,0 +1,272 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# nvme-coal (tools/nvme): nvme-pci's adaptive coalescing policy run from
+# user space.  It rejects bad options and exits 2, refuses to run while
+# nvme-pci's own policy is on and refuses a controller it cannot drive
+# (exit 1), changing nothing.  With the kernel's policy off and the
+# thresholds lowered to what QEMU under TCG reaches (as coalescing.sh
+# does), a QD32 read load on the first named drive gets its queues
+# moderated: by the controller (Feature 08h read back non-zero during the
+# load) or by genirq (/proc/irq/N/moderation_us non-zero); a QD1 load gets
+# no decision.  On SIGTERM, sent while the load runs and a value it set is
+# on, it writes back every value it changed: 08h, each vector's 09h and
+# each moderation_us read back as they were before.
+# nvme-coal is taken from $NVME_COAL, the PATH, or tools/nvme of this tree
+# (make -C tools/nvme).
+
+DIR=$(dirname "$0")
+. "$DIR/../kselftest/ktap_helpers.sh"
+. "$DIR/lib.sh"
+
+WORK=${TMPDIR:-/tmp}/nvme_irq_nvme_coal
+SWITCH=/sys/module/nvme/parameters/adaptive_coalescing
+# the kernel's lowered thresholds (coalescing.sh)
+LOW="-p 50 -H 1 -q 1 -i 2 -d 1000"
+
+ALL_TESTS="
+	options_rejected
+	kernel_policy_refused
+	controller_refused
+	device_fio_clean
+	device_moderated
+	device_restored
+	genirq_fio_clean
+	genirq_moderated
+	genirq_restored
+	qd1_no_decision
+"
+
+# what nvme-coal may change on $CTRL: 08h, each vector's 09h, each
+# vector's genirq delay; one line (a value that could not be read is -1 or
+# empty, which no comparison takes as unchanged: see same_state)
+state() {
+	local irq v
+
+	echo -n "08h=$(feat "$CTRL" -f 8)"
+	for v in $VECTORS; do
+		echo -n " 09h[$v]=$(feat "$CTRL" -f 9 --cdw11="$v")"
+	done
+	for irq in $IRQS; do
+		echo -n " irq$irq=$(cat "/proc/irq/$irq/moderation_us" 2> /dev/null)"
+	done
+	echo
+}
+
+# same_state A B: two states equal, every value read
+same_state() {
+	[ "$1" = "$2" ] && [[ "$1" != *=-1* ]] && [[ "$1" != *"= "* ]] && [[ "$1" != *= ]]
+}
+
+options_rejected() {
+	local args bad="" before
+
+	before=$(state)
+	for args in "-p 5" "-p 1001" "-p x" "-p ''" "-s 0" "-H 0" "-q 65537" \
+		    "-i -1" "-d 10001" "-a foo" "-t 86401" "-t 1.5"; do
+		eval "timeout 5 $NVME_COAL -t 1 $args $CTRL" > /dev/null 2> "$WORK/opt.err"
+		[ $? = 2 ] && [ -s "$WORK/opt.err" ] || bad+=" [$args]"
+	done
+	[ -n "$bad" ] && ktap_print_msg "accepted, or no message:$bad"
+	ok=false
+	[ -z "$bad" ] && same_state "$(state)" "$before" && ok=true
+	ktap_test_result "bad options: exit 2 with a message, nothing changed" $ok
+}
+
+kernel_policy_refused() {
+	local before rc
+
+	before=$(state)
+	echo 1 > "$SWITCH"
+	timeout 10 "$NVME_COAL" $LOW -t 1 "$CTRL" > /dev/null 2> "$WORK/kernel.err"
+	rc=$?
+	echo 0 > "$SWITCH"
+	ktap_print_msg "exit $rc: $(head -n 1 "$WORK/kernel.err")"
+	ok=false
+	[ "$rc" = 1 ] && grep -q "own adaptive coalescing is on" "$WORK/kernel.err" &&
+		same_state "$(state)" "$before" && ok=true
+	ktap_test_result "refused while nvme-pci's own policy is on, nothing changed" $ok
+}
+
+controller_refused() {
+	local rc
+
+	timeout 10 "$NVME_COAL" $LOW -t 1 nvme999 > /dev/null 2> "$WORK/ctrl.err"
+	rc=$?
+	ktap_print_msg "exit $rc: $(head -n 1 "$WORK/ctrl.err")"
+	ok=false
+	[ "$rc" = 1 ] && [ "$(grep -c "nvme999: cannot drive it" "$WORK/ctrl.err")" = 1 ] &&
+		ok=true
+	ktap_test_result "a controller it cannot drive: refused with one message" $ok
+}
+
+feat_08h() { feat "$CTRL" -f 8; }
+max_moderation() {
+	local irq m=0 v
+
+	for irq in $IRQS; do
+		v=$(cat "/proc/irq/$irq/moderation_us" 2> /dev/null || echo 0)
+		[ "$v" -gt "$m" ] && m=$v
+	done
+	echo "$m"
+}
+
+# stop PID: SIGTERM, then at most 10 s for it to exit (SIGKILL after);
+# its exit status
+stop_coal() {
+	local i
+
+	kill -TERM "$1"
+	for i in $(seq 40); do
+		kill -0 "$1" 2> /dev/null || break
+		pause 0.25
+	done
+	kill -KILL "$1" 2> /dev/null
+	wait "$1"
+}
+
+# run NAME ACTUATOR PROBE FIO-OPTIONS...: nvme-coal on $CTRL under a 5 s
+# fio load; PROBE is read every 0.25 s, and once it has shown a value set
+# (after 2 s at least) or after 3.5 s, nvme-coal is stopped with SIGTERM
+# while the load still runs.  Sets FIO_RC[NAME], SEEN[NAME] (the largest PROBE
+# read), COAL_RC[NAME], DECISIONS[NAME], BEFORE[NAME], AFTER[NAME] and
+# RECOVERED[NAME] (the series' lost and early interrupt recoveries meanwhile)
+declare -A FIO_RC SEEN COAL_RC DECISIONS BEFORE AFTER RECOVERED
+run() {
+	local name=$1 act=$2 probe=$3 pid fpid i v r0
+	shift 3
+
+	BEFORE[$name]=$(state)
+	r0=$(($(nvme_pci_sum lost_irq recoveries) + $(nvme_pci_sum lost_irq early_recoveries)))
+	"$NVME_COAL" $LOW -a "$act" -v "$CTRL" > "$WORK/$name.out" 2>&1 &
+	pid=$!
+	at_exit "kill -KILL $pid 2> /dev/null"
+	pause 0.5
+	# on one CPU: its load stays on one queue (a job the scheduler moves
+	# moves its load from queue to queue, and the policy follows it)
+	fio_json "$name" --name="$name" --rw=randread --bs=4k --ioengine=libaio \
+		--direct=1 --size=16m --time_based --runtime=5 --cpus_allowed=0 \
+		--filename="$NS" "$@" &
+	fpid=$!
+	SEEN[$name]=0
+	for i in $(seq 14); do
+		pause 0.25
+		v=$($probe)
+		[ "$v" -gt "${SEEN[$name]}" ] 2> /dev/null && SEEN[$name]=$v
+		[ "$i" -ge 8 ] && [ "$v" -gt 0 ] 2> /dev/null && break
+	done
+	stop_coal "$pid"
+	COAL_RC[$name]=$?
+	AFTER[$name]=$(state)
+	wait "$fpid"
+	FIO_RC[$name]=$?
+	[ "${FIO_RC[$name]}" = 0 ] ||
+		ktap_print_msg "$name: fio: $(head -n 3 "$WORK/$name.err" | tr '\n' ' ')"
+	RECOVERED[$name]=$(($(nvme_pci_sum lost_irq recoveries) +
+			    $(nvme_pci_sum lost_irq early_recoveries) - r0))
+	DECISIONS[$name]=$(sed -n "s/.* \([0-9]*\) decisions,.*/\1/p" "$WORK/$name.out")
+	ktap_print_msg "$name: $(grep -m1 'nvme-coal: nvme' "$WORK/$name.out")"
+	ktap_print_msg "$name: largest value seen ${SEEN[$name]} (the last $v), nvme-coal exit" \
+		"${COAL_RC[$name]}, ${DECISIONS[$name]:-no} decisions," \
+		"${RECOVERED[$name]} lost or early interrupt recoveries"
+	grep -v '^nvme-coal: nvme' "$WORK/$name.out" | head -n 8 | while read -r line; do
+		ktap_print_msg "$name: nvme-coal: $line"
+	done
+	ktap_print_msg "$name: before ${BEFORE[$name]}"
+	ktap_print_msg "$name: after  ${AFTER[$name]}"
+}
+
+device_run() {
+	local cap
+
+	DEVICE=false
+	if cap=$(feat "$CTRL" -f 8 -s 3) && [ $((cap & 4)) -ne 0 ]; then
+		DEVICE=true
+		run dev device feat_08h --iodepth=32
+	fi
+}
+device_skip() {
+	once device device_run
+	$DEVICE && return 1
+	ktap_test_skip "$CTRL does not let Feature 08h be changed"
+}
+
+device_fio_clean() {
+	device_skip && return
+	ktap_test_result "device: QD32 reads clean under nvme-coal" [ "${FIO_RC[dev]}" = 0 ]
+}
+
+device_moderated() {
+	device_skip && return
+	ok=false
+	[[ "${BEFORE[dev]}" == "08h=0 "* ]] && [ "${SEEN[dev]}" -gt 0 ] &&
+		[ "${DECISIONS[dev]:-0}" -gt 0 ] && ok=true
+	ktap_test_result "device: Feature 08h, 0 before, non-zero during the load" $ok
+}
+
+device_restored() {
+	device_skip && return
+	ok=false
+	[ "${COAL_RC[dev]}" = 0 ] && same_state "${AFTER[dev]}" "${BEFORE[dev]}" && ok=true
+	ktap_test_result "device: exit 0 on SIGTERM under load, 08h and 09h as before" $ok
+}
+
+genirq_run() {
+	run irq genirq max_moderation --iodepth=32
+}
+
+genirq_fio_clean() {
+	once genirq genirq_run
+	ktap_test_result "genirq: QD32 reads clean under nvme-coal" [ "${FIO_RC[irq]}" = 0 ]
+}
+
+genirq_moderated() {
+	once genirq genirq_run
+	ok=false
+	[[ "${BEFORE[irq]}" != *" irq"*"="[1-9]* ]] && [ "${SEEN[irq]}" -gt 0 ] &&
+		[ "${DECISIONS[irq]:-0}" -gt 0 ] && ok=true
+	ktap_test_result "genirq: a vector's moderation_us, 0 before, non-zero during the load" $ok
+}
+
+genirq_restored() {
+	once genirq genirq_run
+	ok=false
+	[ "${COAL_RC[irq]}" = 0 ] && same_state "${AFTER[irq]}" "${BEFORE[irq]}" && ok=true
+	ktap_test_result "genirq: exit 0 on SIGTERM under load, every moderation_us as before" $ok
+}
+
+qd1_no_decision() {
+	run qd1 auto max_moderation --iodepth=1
+	ok=false
+	[ "${FIO_RC[qd1]}" = 0 ] && [ "${DECISIONS[qd1]}" = 0 ] &&
+		same_state "${AFTER[qd1]}" "${BEFORE[qd1]}" && ok=true
+	ktap_test_result "QD1: no decision, nothing changed" $ok
+}
+
+ktap_print_header
+require_root
+require_test_devs
+NVME_COAL=${NVME_COAL:-$(command -v nvme-coal || echo "$DIR/../../../nvme/nvme-coal")}
+NS=$(first_ns)
+CTRL=$(ns_ctrl "${NS#/dev/}")
+if [ ! -x "$NVME_COAL" ]; then
+	ktap_skip_all "nvme-coal is not built (make -C tools/nvme, or NVME_COAL=)"
+	exit "$KSFT_SKIP"
+fi
+if [ ! -w "$SWITCH" ] || ! command -v fio > /dev/null || ! command -v nvme > /dev/null ||
+   [ ! -d /sys/kernel/debug/block ]; then
+	ktap_skip_all "needs nvme-pci's adaptive coalescing switch, fio, nvme-cli and debugfs"
+	exit "$KSFT_SKIP"
+fi
+IRQS=$(awk -v c="$CTRL" '$NF ~ "^" c "q[1-9][0-9]*$" { sub(":", "", $1); print $1 }' \
+	/proc/interrupts)
+VECTORS=$(awk -v c="$CTRL" '$NF ~ "^" c "q[1-9][0-9]*$" { sub("^" c "q", "", $NF); print $NF }' \
+	/proc/interrupts)
+mkdir -p "$WORK"
+check_tests
+save_knobs
+echo 0 > "$SWITCH"
+# nvme-pci releases what its policy set within a period
+pause 1
+ktap_print_msg "$NVME_COAL on $CTRL: I/O vectors $(echo $VECTORS), irqs $(echo $IRQS)"
+run_tests
