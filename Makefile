@@ -74,4 +74,4 @@ demo: qemu kernel
 	@$(S)/demo.sh
 
 clean:
-	rm -rf build/kbuild build/6.12/kbuild out
+	rm -rf build/kbuild build/6.12/kbuild build/tools build/6.12/tools out

@@ -108,7 +108,10 @@ if [ $need_src -eq 1 ]; then
 	fi
 	has_deb_src || die "could not derive deb-src entries from $apt_dir"
 fi
-apt-get update -q > /dev/null
+# (the private configurations below update their own lists)
+if [ ${#missing[@]} -gt 0 ] || [ $need_src -eq 1 ]; then
+	apt-get update -q > /dev/null
+fi
 if [ ${#missing[@]} -gt 0 ]; then
 	note "installing ${missing[*]}"
 	apt-get install -y -q --no-install-recommends "${missing[@]}" > "${TMPDIR:-/tmp}/nvme-irq-deps.log" 2>&1 ||
@@ -161,15 +164,17 @@ if [ $need_sparse -eq 1 ]; then
 					"https://snapshot.debian.org/package/sparse/$SPARSE_DEB_VERSION/" \
 					"and put it at $orig: make deps checks its SHA-256"
 			}
+		echo "$SPARSE_SHA256  $stmp/$(basename "$orig")" | sha256sum -c --quiet - ||
+			die "sparse $SPARSE_DEB_VERSION: the tarball's hash is not the pinned one"
 		mkdir -p "$SPARSE_CACHE"
 		mv "$stmp/$(basename "$orig")" "$orig"
 	fi
 	echo "$SPARSE_SHA256  $orig" | sha256sum -c --quiet - ||
 		die "$orig is not sparse $SPARSE_VERSION (SHA-256); remove it and run 'make deps'"
 	tar -xzf "$orig" -C "$stmp"
-	make -C "$stmp/sparse-${SPARSE_VERSION/\~/-}" -j"$(nproc)" sparse > "$stmp/build.log" 2>&1 ||
+	MAKEFLAGS= make -C "$stmp/sparse-${SPARSE_VERSION/\~/-}" -j"$(nproc)" sparse > "$stmp/build.log" 2>&1 ||
 		{ tail -20 "$stmp/build.log" >&2; die "sparse $SPARSE_VERSION did not build"; }
 	mkdir -p "$(dirname "$SPARSE")"
-	install -m 755 "$stmp/sparse-${SPARSE_VERSION/\~/-}/sparse" "$SPARSE.tmp"
-	mv "$SPARSE.tmp" "$SPARSE"
+	install -m 755 "$stmp/sparse-${SPARSE_VERSION/\~/-}/sparse" "$SPARSE.$$"
+	mv "$SPARSE.$$" "$SPARSE"
 fi

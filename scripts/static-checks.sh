@@ -179,6 +179,8 @@ done
 # configuration, the checker and the objects: kept in $SPARSE_CACHE/old/
 # under a hash of those, as checkpatch's verdicts are.
 : > "$log/sparse-old"
+# (the key leaves out the make command and normalise(): a change to
+# either must empty $SPARSE_CACHE/old)
 old_key=$( { git -C "$SRC" rev-parse 'base^{tree}'; cat "$test_out/.config"
 	     sha256sum < "$SPARSE"; echo "${old_objs[*]} $(test_kflags)"; } |
 	   sha256sum | cut -c 1-32)
@@ -197,13 +199,20 @@ elif [ ${#old_objs[@]} -gt 0 ]; then
 	fi
 	MAKEFLAGS= make -k -C "$SRC" O="$stock_out" ARCH=x86_64 "${kcc[@]}" C=2 CHECK="$SPARSE" V=0 W=1 $(test_kflags) \
 		"${old_objs[@]}" > "$log/sparse-old.log" 2>&1
+	old_rc=$?
 	normalise < "$log/sparse-old.log" > "$log/sparse-old"
 	back_from_base ||
 		echo "fail static$BASE_TAG: build/linux could not be checked out back at the series"
-	# only a run that checked every object is kept
-	n=$(grep -c '^  CHECK ' "$log/sparse-old.log")
-	if [ "$n" -ge ${#old_objs[@]} ] && mkdir -p "$SPARSE_CACHE/old" 2> /dev/null; then
-		cp "$log/sparse-old" "$old_cached.$$" && mv "$old_cached.$$" "$old_cached"
+	# only a run that built and checked every object is kept
+	old_all=true
+	for o in "${old_objs[@]}"; do
+		grep -qE "^  CHECK +(.*/)?${o%.o}\.c\$" "$log/sparse-old.log" || old_all=false
+	done
+	if [ $old_rc -eq 0 ] && $old_all; then
+		mkdir -p "$SPARSE_CACHE/old" 2> /dev/null &&
+			cp "$log/sparse-old" "$old_cached.$$" && mv "$old_cached.$$" "$old_cached"
+	else
+		echo "fail static$BASE_TAG: sparse: the stock files were not all built and checked (see $log/sparse-old.log)"
 	fi
 fi
 comm -23 "$log/sparse-new" "$log/sparse-old" > "$log/sparse-added"
