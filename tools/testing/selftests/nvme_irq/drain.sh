@@ -240,7 +240,8 @@ hotplug_fio_clean() {
 		ktap_test_skip "CPU1 cannot go offline here"
 		return
 	fi
-	ktap_test_result "CPU1 offline and back $hp_want times under budget 1 and fio: no I/O error" \
+	ktap_test_result \
+		"CPU1 offline and back $hp_want times under budget 1 and fio: no I/O error" \
 		[ "$hp_cycles:$hp_failed" = "$hp_want:0" ]
 }
 
