@@ -126,9 +126,9 @@ stop_coal() {
 }
 
 # run NAME ACTUATOR PROBE FIO-OPTIONS...: nvme-coal on $CTRL under a 5 s
-# fio load; PROBE is read every 0.25 s, and once it has shown a value set
-# (after 2 s at least) or after 3.5 s, nvme-coal is stopped with SIGTERM
-# while the load still runs.  Sets FIO_RC[NAME], SEEN[NAME] (the largest PROBE
+# fio load; PROBE is read every 0.25 s, and as soon as it shows a value
+# set (a queue the policy moderates now), or after 3.5 s, nvme-coal is
+# stopped with SIGTERM while the load still runs.  Sets FIO_RC[NAME], SEEN[NAME] (the largest PROBE
 # read), COAL_RC[NAME], DECISIONS[NAME], BEFORE[NAME], AFTER[NAME] and
 # RECOVERED[NAME] (the series' lost and early interrupt recoveries meanwhile)
 declare -A FIO_RC SEEN COAL_RC DECISIONS BEFORE AFTER RECOVERED
@@ -153,7 +153,7 @@ run() {
 		pause 0.25
 		v=$($probe)
 		[ "$v" -gt "${SEEN[$name]}" ] 2> /dev/null && SEEN[$name]=$v
-		[ "$i" -ge 8 ] && [ "$v" -gt 0 ] 2> /dev/null && break
+		[ "$v" -gt 0 ] 2> /dev/null && break
 	done
 	stop_coal "$pid"
 	COAL_RC[$name]=$?
