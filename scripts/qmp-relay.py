@@ -149,8 +149,12 @@ def serve(q, qdir):
         if not name.endswith('.req'):
             continue
         path = os.path.join(qdir, name)
+        with open(path) as f:
+            text = f.read()
+        if not text.endswith('\n'):
+            continue                      # still being written
         try:
-            req = json.load(open(path))
+            req = json.loads(text)
             args = req.get('arguments', {})
             if req['execute'] == 'x-stall-host':
                 r = stall_host(q, args.get('ms'))
