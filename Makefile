@@ -64,7 +64,9 @@ series: tree
 check:
 	@$(S)/check.sh
 
+# nvme-coal (tools/nvme) for the userspace scenario's daemon modes
 bench: qemu kernel-bench kernel-stock
+	@bash -c '. $(S)/lib.sh && build_nvme_coal'
 	@$(S)/bench.py
 
 check-bisect: kernel

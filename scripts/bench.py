@@ -37,6 +37,11 @@ BASE_TAG = '' if BASE == '7.3' else '-' + BASE
 OUT = os.path.join(os.environ.get('OUT', os.path.join(TOP, 'out')),
                    ('bench-quick' if QUICK else 'bench') + BASE_TAG)
 
+# tools/nvme's policy daemon, built on the host (scripts/lib.sh,
+# build_nvme_coal) and run in the guest, whose root is the host's
+COAL_BIN = os.path.join(os.environ.get('BUILD') or os.path.join(TOP, 'build'),
+                        *([BASE] if BASE_TAG else []), 'tools', 'nvme', 'nvme-coal')
+
 # metric key, column title, format, higher is better
 METRICS = [
     ('iops', 'IOPS', '{:.0f}', True),
@@ -62,6 +67,11 @@ METRICS = [
     ('io_timeouts', 'I/O timeouts', '{:.0f}', False),
     ('coal_delay_us', 'adaptive delay us', '{:.0f}', False),
     ('admin_cmds_per_s', 'admin cmds/s', '{:.1f}', False),
+    ('react_moderated_frac', 'moderated share', '{:.2f}', False),
+    ('engage_ms', 'engage ms', '{:.0f}', False),
+    ('release_ms', 'release ms', '{:.0f}', False),
+    ('daemon_cpu_ms_per_s', 'nvme-coal CPU ms/s', '{:.1f}', False),
+    ('other_iops', 'other jobs IOPS', '{:.0f}', True),
 ]
 
 
@@ -97,8 +107,8 @@ def parse_matrix(path):
                 opts[k] = v
             else:
                 die(f'{path}:{n}: cannot read "{w}"')
-        if opts.get('sample', '') not in ('', 'coal'):
-            die(f'{path}:{n}: sample={opts["sample"]}: only sample=coal is known')
+        if opts.get('sample', '') not in ('', 'coal', 'react'):
+            die(f'{path}:{n}: sample={opts["sample"]}: sample=coal or sample=react')
         modes.append({
             'scenario': words[0], 'mode': words[1], 'quick': quick,
             'kernel': opts.pop('kernel', 'bench'),
@@ -108,8 +118,10 @@ def parse_matrix(path):
             'sample': opts.pop('sample', ''),
             'boot': boot,
             'vm': {k[3:]: v for k, v in opts.items() if k.startswith('vm:')},
-            'fio': {k[4:]: v for k, v in opts.items() if k.startswith('fio:')},
+            # (an empty value takes a default back: fio:phases=)
+            'fio': {k[4:]: v for k, v in opts.items() if k.startswith('fio:') and v},
             'dbg': {k[4:]: v for k, v in opts.items() if k.startswith('dbg:')},
+            'coal': {k[5:]: v for k, v in opts.items() if k.startswith('coal:')},
         })
     return modes
 
@@ -129,8 +141,13 @@ def cases_of(mode):
         fio.update(zip(keys, values))
         if QUICK:
             fio['runtime'] = '2'
-        label = ' '.join(f'{k}={v}' for k, v in zip(keys, values)) or 'run'
+        label = (' '.join(f'{k}={v}' for k, v in zip(keys, values)) or
+                 (f"pair={fio['pair']}" if 'pair' in fio else 'run'))
         case = {'case': label, 'fio': fio, 'sample': mode['sample']}
+        if mode['coal']:
+            # nvme-coal (tools/nvme) beside the job: its options, its path
+            case['coal'] = mode['coal']
+            case['coal_bin'] = COAL_BIN
         if 'phases' in fio:
             # the guest runs the phases back to back, one result each
             case['labels'] = [f'phase{i} qd={ph.split(":")[0]}' for i, ph in
@@ -232,13 +249,15 @@ def write_markdown(meta, summary, path, series=()):
     for scen in dict.fromkeys(r['scenario'] for r in summary):
         rows = [r for r in summary if r['scenario'] == scen]
         base_mode = rows[0]['mode']
+        # the columns some row of the scenario has a figure for
+        metrics = [m for m in METRICS if any(r.get(m[0]) for r in rows)]
         lines += [f'## {scen}', '']
-        head = ['mode', 'case'] + [t for _, t, _, _ in METRICS] + ['IOPS ratio', 'handler runs/IO ratio']
+        head = ['mode', 'case'] + [t for _, t, _, _ in metrics] + ['IOPS ratio', 'handler runs/IO ratio']
         lines += ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
         for r in rows:
             base = next((b for b in rows if b['mode'] == base_mode and b['case'] == r['case']), None)
             cells = [r['mode'], r['case']]
-            for key, _, f, _ in METRICS:
+            for key, _, f, _ in metrics:
                 m = r.get(key)
                 if not m:
                     cells.append('-')
@@ -392,9 +411,66 @@ plot {plots}
     return made
 
 
+def plot_react(runs, outdir):
+    """sample=react: the largest delay any queue had (the kernel's, read
+    from debugfs, or nvme-coal's decisions) and the commands in flight,
+    over the deepest phase and the release after it, first repetition,
+    one line per mode."""
+    made = []
+    for scen in dict.fromkeys(r['scenario'] for r in runs if r.get('react_series')):
+        rows = [r for r in runs if r['scenario'] == scen and r.get('react_series')
+                and r.get('rep') == 1]
+        if not rows:
+            continue
+        dat = os.path.join(outdir, f'{scen}-react.dat')
+        with open(dat, 'w') as f:
+            for r in rows:
+                depth, delay = r['react_series']['depth'], r['react_series']['delay']
+                # time 0: the deep load's start, as reaction() takes it
+                t0 = next((t for t, n in depth if n > 16), depth[0][0] if depth else 0)
+                # a block with one point at least: gnuplot counts no empty one
+                f.write(f"# {r['mode']}: delay\n")
+                f.write(f'{depth[0][0] - t0 if depth else 0:.3f} 0\n')
+                state = {}
+                for t, q, d in delay:
+                    state[q] = d
+                    f.write(f'{t - t0:.3f} {max(state.values())}\n')
+                f.write('\n\n')
+                f.write(f"# {r['mode']}: in flight\n")
+                for t, n in depth:
+                    f.write(f'{t - t0:.3f} {n}\n')
+                f.write('\n\n')
+        png = os.path.join(outdir, f'{scen}-react.png')
+        plots = []
+        for i, r in enumerate(rows):
+            plots.append(f'"{dat}" index {2 * i} using 1:2 with steps lw 2 lc {i + 1} '
+                         f'title "{r["mode"]}: delay"')
+            plots.append(f'"{dat}" index {2 * i + 1} using 1:2 axes x1y2 with lines '
+                         f'dt 2 lw 1 lc {i + 1} notitle')
+        script = f'''
+set terminal png size 1000,460
+set output "{png}"
+set title "{scen}: largest delay set (steps) and commands in flight (dotted)"
+set xlabel "seconds from the deep load's start"
+set ylabel "delay, us"
+set y2label "in flight"
+set ytics nomirror
+set y2tics
+set xrange [-1:*]
+set yrange [0:*]
+set y2range [0:*]
+set key outside right top
+set grid
+plot {', '.join(plots)}
+'''
+        gnuplot(script, png)
+        made.append(png)
+    return made
+
+
 def render(meta, summary, runs):
     """results.md and every plot in OUT; returns the plots' paths."""
-    series = plot_series(runs, OUT) + plot_apst(runs, OUT)
+    series = plot_series(runs, OUT) + plot_apst(runs, OUT) + plot_react(runs, OUT)
     write_markdown(meta, summary, os.path.join(OUT, 'results.md'),
                    [os.path.basename(p) for p in series])
     return plot(summary, OUT) + series
@@ -430,6 +506,8 @@ def main():
         return replot()
     matrix = os.environ.get('BENCH_MATRIX', os.path.join(TOP, 'bench', 'matrix'))
     modes = parse_matrix(matrix)
+    if any(m['coal'] for m in modes) and not os.access(COAL_BIN, os.X_OK):
+        die(f'no {COAL_BIN}: make bench builds it (scripts/lib.sh: build_nvme_coal)')
     only = os.environ.get('SCENARIOS')
     if only:
         modes = [m for m in modes if m['scenario'] in only.split(',')]

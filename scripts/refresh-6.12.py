@@ -7,7 +7,8 @@
 After a change to patch NNNN was made in build/6.12/linux (commit --fixup
 and rebase there, as 'make refresh' expects for mainline), replace in
 patches/6.12/NNNN-*.patch the section of each named upstream FILE with that
-file's diff in the build/6.12/linux commit whose subject is the patch's.
+file's diff in the build/6.12/linux commit whose subject is the patch's
+(a FILE with no section yet gets one, at the end).
 The "[ 6.12: ... ]" note and the other sections stay as they are; 'make
 tree BASE=6.12' then checks that the backport applies.
 """
@@ -56,9 +57,11 @@ def main():
             die(f'{path}: not changed by "{subject}" in build/6.12/linux')
         section = re.compile(r'^diff --git a/%s b/%s\n.*?(?=^diff --git |\Z)'
                              % (re.escape(path), re.escape(path)), re.S | re.M)
-        if not section.search(text):
-            die(f'{os.path.basename(backport[0])} has no section for {path}')
-        text = section.sub(lambda m: diff, text, count=1)
+        if section.search(text):
+            text = section.sub(lambda m: diff, text, count=1)
+        else:
+            # a file whose mainline hunks no longer apply to 6.12
+            text = text.rstrip('\n') + '\n' + diff
     with open(backport[0], 'w') as f:
         f.write(text)
     print(f'{os.path.basename(backport[0])}: {", ".join(files)} from {shas[0][:12]}')

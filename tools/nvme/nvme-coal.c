@@ -49,6 +49,7 @@ static void print_usage(FILE *f)
 		"  -a ACT  auto, device (Feature 08h/09h) or genirq (default auto)\n"
 		"  -t S    stop after S seconds, 0-86400, 0 = at a signal (default 0)\n"
 		"  -v      a line per decision, the seconds since the start first\n"
+		"          (a line before them: the start's CLOCK_MONOTONIC time)\n"
 		"The thresholds are the kernel policy's (debugfs nvme_pci/): see\n"
 		"Documentation/admin-guide/nvme/adaptive-coalescing.rst.\n");
 }
@@ -258,6 +259,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	t = now_ns();
 	start_ns = t;
+	/* the times of -v are from here: where they are on the system's clock */
+	if (verbose) {
+		printf("nvme-coal: started at %.3f s (CLOCK_MONOTONIC)\n", t / 1e9);
+		fflush(stdout);
+	}
 	end = secs ? t + secs * 1000000000ULL : 0;
 	while (!stop && (!end || t < end)) {
 		for (k = 1; k <= samples && !stop; k++) {

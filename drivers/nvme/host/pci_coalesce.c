@@ -425,6 +425,112 @@ static void nvme_coal_forget_08h(struct nvme_coal_ctrl *cc)
 		       roundup(READ_ONCE(nvme_coal_knobs.max_delay_us), 100)));
 }
 
+/* The Feature ID of a Set Features 08h or 09h, 0 for any other command. */
+static u8 nvme_coal_user_fid(const struct nvme_command *cmd)
+{
+	u8 fid = le32_to_cpu(cmd->common.cdw10) & 0xff;
+
+	if (cmd->common.opcode != nvme_admin_set_features)
+		return 0;
+	return fid == NVME_FEAT_IRQ_COALESCE || fid == NVME_FEAT_IRQ_CONFIG ?
+	       fid : 0;
+}
+
+/**
+ * nvme_coal_user_sent() - a command from user space goes to the admin queue
+ * @cc: the controller's state
+ * @cmd: the command
+ *
+ * A Set Features 08h from user space (nvme-cli, tools/nvme/nvme-coal, the
+ * ioctl or io_uring) has the controller hold completions back once it
+ * applies it, which may be before it answers: from now on the
+ * lost-interrupt poller and the early re-check allow for its aggregation
+ * time (nvme_coal_hold_ns()), as for the policy's own.
+ *
+ * Context: blk-mq dispatch (any context); lockless.
+ */
+void nvme_coal_user_sent(struct nvme_coal_ctrl *cc,
+			 const struct nvme_command *cmd)
+{
+	u32 t, old;
+
+	if (nvme_coal_user_fid(cmd) != NVME_FEAT_IRQ_COALESCE)
+		return;
+	t = nvme_coal_feat_time_us(le32_to_cpu(cmd->common.cdw11) & 0xffff);
+	old = READ_ONCE(cc->user_hold_us);
+	while (old < t && !try_cmpxchg(&cc->user_hold_us, &old, t))
+		;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_user_sent);
+
+/**
+ * nvme_coal_user_done() - the controller answered a command from user space
+ * @cc: the controller's state
+ * @cmd: the command
+ * @status: the NVMe status of its answer
+ *
+ * A taken 08h is the controller's value from now on: its aggregation time
+ * is the allowance, down to none for 0 (across a reset too if it was
+ * saved); the policy, where it runs, takes it as the controller's value at
+ * its next period, and after a 09h sends the exemptions it wants again.  A
+ * refused 08h leaves the controller with its value: the allowance is the
+ * last one user space had taken again (the policy's own is its own).
+ *
+ * Context: completion (interrupt handler, irq_poll or a poller); lockless.
+ */
+void nvme_coal_user_done(struct nvme_coal_ctrl *cc,
+			 const struct nvme_command *cmd, u16 status)
+{
+	u8 fid = nvme_coal_user_fid(cmd);
+	u32 dw11 = le32_to_cpu(cmd->common.cdw11) & 0xffff;
+
+	if (!fid)
+		return;
+	atomic_long_inc(&cc->user_cmds);
+	if (status) {
+		if (fid == NVME_FEAT_IRQ_COALESCE)
+			WRITE_ONCE(cc->user_hold_us,
+				   nvme_coal_feat_time_us(READ_ONCE(cc->user_dw11)));
+		return;
+	}
+	if (fid == NVME_FEAT_IRQ_CONFIG) {
+		set_bit(NVME_COAL_USER_09H, &cc->flags);
+		return;
+	}
+	WRITE_ONCE(cc->user_dw11, dw11);
+	WRITE_ONCE(cc->user_hold_us, nvme_coal_feat_time_us(dw11));
+	/* SV: the controller keeps the value across a reset */
+	if (le32_to_cpu(cmd->common.cdw10) & BIT(31))
+		set_bit(NVME_COAL_USER_SAVED, &cc->flags);
+	else
+		clear_bit(NVME_COAL_USER_SAVED, &cc->flags);
+	set_bit(NVME_COAL_USER_08H, &cc->flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_user_done);
+
+/*
+ * What user space had the controller take, into the policy's state: the
+ * 08h value (not known while a command of the policy's own is on its way:
+ * either may have been applied last), and after a 09h no exemption taken
+ * for granted, so that the policy sends again those it wants.  Context:
+ * work, lock.
+ */
+static void nvme_coal_user_sync(struct nvme_coal_ctrl *cc)
+{
+	struct nvme_coal_queue *q;
+	unsigned int qid;
+
+	if (test_and_clear_bit(NVME_COAL_USER_08H, &cc->flags)) {
+		if (cc->inflight)
+			nvme_coal_forget_08h(cc);
+		else
+			cc->feat_dw11 = READ_ONCE(cc->user_dw11);
+	}
+	if (test_and_clear_bit(NVME_COAL_USER_09H, &cc->flags))
+		for (qid = 0; (q = nvme_coal_next(cc, &qid)); )
+			q->exempt = false;
+}
+
 /*
  * Which unmoderated vectors the controller would coalesce if Feature 08h
  * were on: @pending, one whose exemption (09h Coalescing Disable) is not
@@ -704,6 +810,7 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 
 	nvme_coal_params(&p);
 	mutex_lock(&cc->lock);
+	nvme_coal_user_sync(cc);
 	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
 		struct nvme_coal_sample s = { .now_ns = now_ns };
 
@@ -835,6 +942,10 @@ static int coalescing_show(struct seq_file *m, void *unused)
 	seq_printf(m, "decisions: %llu\n", cc->decisions);
 	seq_printf(m, "admin_commands: %llu\n", cc->cmds);
 	seq_printf(m, "admin_commands_held: %llu\n", cc->cmds_held);
+	seq_printf(m, "user_commands: %ld\n", atomic_long_read(&cc->user_cmds));
+	seq_printf(m, "user_08h_dw11: %#x\n", READ_ONCE(cc->user_dw11));
+	seq_printf(m, "hold_us: %u\n",
+		   max(READ_ONCE(cc->hold_us), READ_ONCE(cc->user_hold_us)));
 	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
 		u16 id = nvme_coal_qid(q);
 		unsigned int cur = 0;
@@ -1037,6 +1148,11 @@ void nvme_coal_stop(struct nvme_coal_queue *q)
 		} else {
 			cc->feat_dw11 = 0;
 			WRITE_ONCE(cc->hold_us, 0);
+		}
+		/* unless user space saved its 08h (SV), it is gone too */
+		if (!test_bit(NVME_COAL_USER_SAVED, &cc->flags)) {
+			WRITE_ONCE(cc->user_dw11, 0);
+			WRITE_ONCE(cc->user_hold_us, 0);
 		}
 	}
 	mutex_unlock(&cc->lock);

@@ -71,6 +71,9 @@ enum nvme_coal_feat {
 #define NVME_COAL_DEAD		1	/* the controller is going away */
 #define NVME_COAL_SUSPENDED	2	/* host-managed suspend: no command */
 #define NVME_COAL_WATCH		3	/* every queue at QD1 or idle, nothing due */
+#define NVME_COAL_USER_08H	4	/* user space had an 08h taken */
+#define NVME_COAL_USER_09H	5	/* user space had a 09h taken */
+#define NVME_COAL_USER_SAVED	6	/* ... and saved it (SV): kept by resets */
 
 /*
  * How long a watched controller waits for its next sample: a QD1 load,
@@ -90,7 +93,8 @@ enum nvme_coal_feat {
  *	from its own timer every period while a queue is moderated
  * @lock: protects everything the work item decides
  * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD, NVME_COAL_SUSPENDED,
- *	NVME_COAL_WATCH
+ *	NVME_COAL_WATCH, NVME_COAL_USER_08H, NVME_COAL_USER_09H,
+ *	NVME_COAL_USER_SAVED
  * @due: get_jiffies_64() from which a handler run queues the work, while
  *	it is not running (no queue moderated, no command waiting)
  * @feat: what the controller answered to Feature 08h
@@ -105,6 +109,9 @@ enum nvme_coal_feat {
  * @hold_us: the longest aggregation time the controller applies now or
  *	will once a command in flight completes; read by the lost-interrupt
  *	poller
+ * @user_hold_us: the same for the 08h values user space sent (lockless)
+ * @user_dw11: the last 08h value user space had taken (0 after a reset
+ *	unless saved)
  * @gen: counts controller (re)starts; a command sent before one is stale
  * @inflight: Set Features commands sent and not answered yet
  * @cd_accepted: the controller took a Feature 09h command
@@ -116,6 +123,7 @@ enum nvme_coal_feat {
  * @cmd_tokens_ns: when @cmd_tokens was last refilled (the period's clock)
  * @cmds: Set Features commands sent
  * @cmds_held: periods in which the rate bound held commands back
+ * @user_cmds: Set Features 08h and 09h from user space answered
  * @decisions: state or delay changes of all queues
  * @warned: the controller's warn-once bitmap (enum nvme_pci_warn)
  */
@@ -133,6 +141,8 @@ struct nvme_coal_ctrl {
 	bool off_refused;
 	bool carrying;
 	u32 hold_us;
+	u32 user_hold_us;
+	u32 user_dw11;
 	unsigned int gen;
 	unsigned int inflight;
 	bool cd_accepted;
@@ -142,6 +152,7 @@ struct nvme_coal_ctrl {
 	u64 cmd_tokens_ns;
 	u64 cmds;
 	u64 cmds_held;
+	atomic_long_t user_cmds;
 	u64 decisions;
 	unsigned long *warned;
 };
@@ -194,6 +205,10 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 		     struct nvme_queue *nvmeq);
 void nvme_coal_stop(struct nvme_coal_queue *q);
 void nvme_coal_kick(struct nvme_coal_ctrl *cc);
+void nvme_coal_user_sent(struct nvme_coal_ctrl *cc,
+			 const struct nvme_command *cmd);
+void nvme_coal_user_done(struct nvme_coal_ctrl *cc,
+			 const struct nvme_command *cmd, u16 status);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 void nvme_coal_params(struct nvme_coal_params *p);
@@ -256,8 +271,8 @@ static inline void nvme_coal_wake(struct nvme_coal_queue *q, u32 depth)
  * @q: the queue's state
  *
  * The Feature 08h aggregation time the controller has or is being sent,
- * for the lost-interrupt poller: a completion that waits that long on
- * purpose is not stuck.
+ * by the policy or by user space, for the lost-interrupt poller: a
+ * completion that waits that long on purpose is not stuck.
  *
  * Context: any; lockless.
  *
@@ -267,7 +282,10 @@ static inline u64 nvme_coal_hold_ns(const struct nvme_coal_queue *q)
 {
 	const struct nvme_coal_ctrl *cc = READ_ONCE(q->cc);
 
-	return cc ? (u64)READ_ONCE(cc->hold_us) * NSEC_PER_USEC : 0;
+	if (!cc)
+		return 0;
+	return (u64)max(READ_ONCE(cc->hold_us), READ_ONCE(cc->user_hold_us)) *
+	       NSEC_PER_USEC;
 }
 
 #endif /* _NVME_PCI_COALESCE_H */

@@ -728,6 +728,97 @@ static void poller_allows_for_device_aggregation(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
 }
 
+/* Was a Set Features FID with DW11 sent since the Nth command? */
+static bool sent_since(struct fake_ctrl *f, int n, unsigned int fid, u32 dw11)
+{
+	for (; n < f->nsent; n++)
+		if (f->sent[n].fid == fid && f->sent[n].dw11 == dw11)
+			return true;
+	return false;
+}
+
+/* A Set Features command as user space sends it. */
+static struct nvme_command user_set_features(u8 fid, u32 dw11, bool save)
+{
+	struct nvme_command c = { };
+
+	c.common.opcode = nvme_admin_set_features;
+	c.common.cdw10 = cpu_to_le32(fid | (save ? BIT(31) : 0));
+	c.common.cdw11 = cpu_to_le32(dw11);
+	return c;
+}
+
+/*
+ * An aggregation time user space sends is allowed for from the moment it
+ * goes out (the controller may apply it before it answers), down to
+ * nothing once an 08h of 0 is taken; a refused one leaves the value taken
+ * before; only 08h and 09h count.  The policy takes the value as the
+ * controller's at its next period, and after a 09h sends the exemptions
+ * it wants again.  A reset forgets the value unless it was saved.
+ */
+static void user_features_are_allowed_for(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	struct nvme_command big = user_set_features(NVME_FEAT_IRQ_COALESCE,
+						    0xff01, false);
+	struct nvme_command off = user_set_features(NVME_FEAT_IRQ_COALESCE,
+						    0, false);
+	struct nvme_command kato = user_set_features(NVME_FEAT_KATO, 0xff01,
+						     false);
+	struct nvme_command cd;
+	int n;
+
+	nvme_coal_user_sent(&f->cc, &kato);
+	nvme_coal_user_done(&f->cc, &kato, 0);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->cc.user_cmds), 0);
+
+	/* 25.5 ms, beyond anything the policy sets */
+	nvme_coal_user_sent(&f->cc, &big);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[1]), 25500 * NSEC_PER_USEC);
+	nvme_coal_user_done(&f->cc, &big, 0);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 25500 * NSEC_PER_USEC);
+	/* the policy takes it as the controller's, or sends its own 0 */
+	n = f->nsent;
+	quiet_periods(f, 1);
+	KUNIT_EXPECT_TRUE(test, f->cc.feat_dw11 == 0xff01 ||
+			  sent_since(f, n, NVME_FEAT_IRQ_COALESCE, 0));
+
+	nvme_coal_user_sent(&f->cc, &off);
+	nvme_coal_user_done(&f->cc, &off, 0);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
+
+	nvme_coal_user_sent(&f->cc, &big);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 25500 * NSEC_PER_USEC);
+	nvme_coal_user_done(&f->cc, &big, NVME_SC_INVALID_FIELD);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
+
+	/* taken, then forgotten by a reset; taken and saved, kept */
+	nvme_coal_user_sent(&f->cc, &big);
+	nvme_coal_user_done(&f->cc, &big, 0);
+	fake_reset(f);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
+	big = user_set_features(NVME_FEAT_IRQ_COALESCE, 0xff01, true);
+	nvme_coal_user_sent(&f->cc, &big);
+	nvme_coal_user_done(&f->cc, &big, 0);
+	fake_reset(f);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 25500 * NSEC_PER_USEC);
+
+	/* queue 2's exemption undone by user space: sent again when due */
+	f->q[1].exempt = true;
+	cd = user_set_features(NVME_FEAT_IRQ_CONFIG, f->vector[1], false);
+	nvme_coal_user_done(&f->cc, &cd, 0);
+	quiet_periods(f, 1);
+	KUNIT_EXPECT_FALSE(test, f->q[1].exempt);
+	n = f->nsent;
+	engage_queue0(test, f);
+	busy_periods(f, 1);
+	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_CONFIG,
+					   f->vector[1] | BIT(16)));
+	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->cc.user_cmds), 6);
+}
+
 /*
  * A 09h refusal for one vector, after others were taken, is that vector's.
  * That vector cannot be exempted: 08h would coalesce it, so the controller
@@ -1004,6 +1095,7 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(two_moderated_queues_share_one_08h),
 	KUNIT_CASE(moved_load_is_moderated_at_once),
 	KUNIT_CASE(poller_allows_for_device_aggregation),
+	KUNIT_CASE(user_features_are_allowed_for),
 	KUNIT_CASE(cd_refusal_of_one_vector_stays_with_it),
 	KUNIT_CASE(refused_08h_is_not_asked_again),
 	KUNIT_CASE(vector_zero_gets_no_09h),
