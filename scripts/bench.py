@@ -25,6 +25,8 @@ import sys
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, 'scripts', 'guest'))
+import react  # noqa: E402  (scripts/guest/react.py, bench-run's too)
 QUICK = os.environ.get('QUICK', '') not in ('', '0')
 # make check's smoke run boots the test kernel where a mode names the
 # benchmark kernel, and stock in the test kernel's configuration (no
@@ -204,7 +206,20 @@ def boot(mode, rep, cases):
     return runs
 
 
+def react_again(runs):
+    """The reaction to the deep load, computed again from the series the
+    guest kept (sample=react), so that REPLOT=1 follows react.py."""
+    for r in runs:
+        rs = r.get('react_series')
+        if rs:
+            r.pop('engage_ms', None)
+            r.pop('release_ms', None)
+            r.update(react.reaction([tuple(x) for x in rs['depth']],
+                                    [tuple(x) for x in rs['delay']], deep=16))
+
+
 def summarise(modes, runs):
+    react_again(runs)
     summary = []
     for m in modes:
         for label in [lb for c in cases_of(m) for lb in c.get('labels', [c['case']])]:
@@ -430,7 +445,7 @@ def plot_react(runs, outdir):
                 t0 = next((t for t, n in depth if n > 16), depth[0][0] if depth else 0)
                 # a block with one point at least: gnuplot counts no empty one
                 f.write(f"# {r['mode']}: delay\n")
-                f.write(f'{depth[0][0] - t0 if depth else 0:.3f} 0\n')
+                f.write('-1 0\n')
                 state = {}
                 for t, q, d in delay:
                     state[q] = d
@@ -441,27 +456,29 @@ def plot_react(runs, outdir):
                     f.write(f'{t - t0:.3f} {n}\n')
                 f.write('\n\n')
         png = os.path.join(outdir, f'{scen}-react.png')
-        plots = []
+        # a panel per mode: the delay (steps) and the commands in flight
+        cols = 2
+        nrows = -(-len(rows) // cols)
+        panels = []
         for i, r in enumerate(rows):
-            plots.append(f'"{dat}" index {2 * i} using 1:2 with steps lw 2 lc {i + 1} '
-                         f'title "{r["mode"]}: delay"')
-            plots.append(f'"{dat}" index {2 * i + 1} using 1:2 axes x1y2 with lines '
-                         f'dt 2 lw 1 lc {i + 1} notitle')
+            panels.append(f'''
+set title "{r['mode']}"
+plot "{dat}" index {2 * i} using 1:2 with steps lw 2 lc 1 title "delay us", \\
+     "{dat}" index {2 * i + 1} using 1:2 axes x1y2 with lines lc 3 title "in flight"
+''')
         script = f'''
-set terminal png size 1000,460
+set terminal png size 1000,{260 * nrows}
 set output "{png}"
-set title "{scen}: largest delay set (steps) and commands in flight (dotted)"
-set xlabel "seconds from the deep load's start"
-set ylabel "delay, us"
-set y2label "in flight"
-set ytics nomirror
-set y2tics
+set multiplot layout {nrows},{cols} title "{scen}: delay set and commands in flight, from the deep load's start (s)"
 set xrange [-1:*]
 set yrange [0:*]
 set y2range [0:*]
-set key outside right top
+set ytics nomirror
+set y2tics
+set key top right font ",8"
 set grid
-plot {', '.join(plots)}
+{"".join(panels)}
+unset multiplot
 '''
         gnuplot(script, png)
         made.append(png)
@@ -495,6 +512,13 @@ def publish(outdir, plots, matrix):
 
 def replot():
     data = json.load(open(os.path.join(OUT, 'results.json')))
+    if any(r.get('react_series') for r in data['runs']):
+        # the reactions again, as react.py computes them now
+        modes = parse_matrix(os.path.join(TOP, data['meta']['matrix']))
+        done = {(r['scenario'], r['mode']) for r in data['runs']}
+        data['summary'] = summarise([m for m in modes if (m['scenario'], m['mode']) in done],
+                                    data['runs'])
+        json.dump(data, open(os.path.join(OUT, 'results.json'), 'w'), indent=1)
     plots = render(data['meta'], data['summary'], data['runs'])
     if not data['meta']['quick']:
         publish(OUT, plots, data['meta']['matrix'])
