@@ -429,8 +429,7 @@ plot {plots}
 def plot_react(runs, outdir):
     """sample=react: the largest delay any queue had (the kernel's, read
     from debugfs, or nvme-coal's decisions) and the commands in flight,
-    over the deepest phase and the release after it, first repetition,
-    one line per mode."""
+    over the job, first repetition, a panel per mode."""
     made = []
     for scen in dict.fromkeys(r['scenario'] for r in runs if r.get('react_series')):
         rows = [r for r in runs if r['scenario'] == scen and r.get('react_series')
