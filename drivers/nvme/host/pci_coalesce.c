@@ -464,6 +464,24 @@ void nvme_coal_user_sent(struct nvme_coal_ctrl *cc,
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_user_sent);
 
 /**
+ * nvme_coal_user_unsent() - the command nvme_coal_user_sent() saw did not go out
+ * @cc: the controller's state
+ * @cmd: the command
+ *
+ * The allowance is the last 08h value user space had taken again.
+ *
+ * Context: blk-mq dispatch (any context); lockless.
+ */
+void nvme_coal_user_unsent(struct nvme_coal_ctrl *cc,
+			   const struct nvme_command *cmd)
+{
+	if (nvme_coal_user_fid(cmd) == NVME_FEAT_IRQ_COALESCE)
+		WRITE_ONCE(cc->user_hold_us,
+			   nvme_coal_feat_time_us(READ_ONCE(cc->user_dw11)));
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_user_unsent);
+
+/**
  * nvme_coal_user_done() - the controller answered a command from user space
  * @cc: the controller's state
  * @cmd: the command
@@ -510,22 +528,18 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_user_done);
 
 /*
  * What user space had the controller take, into the policy's state: the
- * 08h value (not known while a command of the policy's own is on its way:
- * either may have been applied last), and after a 09h no exemption taken
- * for granted, so that the policy sends again those it wants.  Context:
- * work, lock.
+ * 08h value, and after a 09h no exemption taken for granted, so that the
+ * policy sends again those it wants.  (A user 08h answered while one of
+ * the policy's own is on its way is taken as the later of the two.)
+ * Context: work, lock.
  */
 static void nvme_coal_user_sync(struct nvme_coal_ctrl *cc)
 {
 	struct nvme_coal_queue *q;
 	unsigned int qid;
 
-	if (test_and_clear_bit(NVME_COAL_USER_08H, &cc->flags)) {
-		if (cc->inflight)
-			nvme_coal_forget_08h(cc);
-		else
-			cc->feat_dw11 = READ_ONCE(cc->user_dw11);
-	}
+	if (test_and_clear_bit(NVME_COAL_USER_08H, &cc->flags))
+		cc->feat_dw11 = READ_ONCE(cc->user_dw11);
 	if (test_and_clear_bit(NVME_COAL_USER_09H, &cc->flags))
 		for (qid = 0; (q = nvme_coal_next(cc, &qid)); )
 			q->exempt = false;

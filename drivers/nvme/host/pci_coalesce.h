@@ -207,6 +207,8 @@ void nvme_coal_stop(struct nvme_coal_queue *q);
 void nvme_coal_kick(struct nvme_coal_ctrl *cc);
 void nvme_coal_user_sent(struct nvme_coal_ctrl *cc,
 			 const struct nvme_command *cmd);
+void nvme_coal_user_unsent(struct nvme_coal_ctrl *cc,
+			   const struct nvme_command *cmd);
 void nvme_coal_user_done(struct nvme_coal_ctrl *cc,
 			 const struct nvme_command *cmd, u16 status);
 

@@ -792,6 +792,10 @@ static void user_features_are_allowed_for(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 25500 * NSEC_PER_USEC);
 	nvme_coal_user_done(&f->cc, &big, NVME_SC_INVALID_FIELD);
 	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
+	/* one that never went out (the queue refused it) is not waited for */
+	nvme_coal_user_sent(&f->cc, &big);
+	nvme_coal_user_unsent(&f->cc, &big);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
 
 	/* taken, then forgotten by a reset; taken and saved, kept */
 	nvme_coal_user_sent(&f->cc, &big);
