@@ -979,6 +979,7 @@ static int coalescing_show(struct seq_file *m, void *unused)
 		seq_printf(m, "q%u.completions: %u\n", id, q->load.completions);
 		seq_printf(m, "q%u.runs: %u\n", id, q->load.runs);
 		seq_printf(m, "q%u.storm: %u\n", id, q->pol.storm);
+		seq_printf(m, "q%u.parked: %u\n", id, q->pol.parked);
 		seq_printf(m, "q%u.exempt: %u\n", id, q->exempt);
 		seq_printf(m, "q%u.decisions: %llu\n", id, q->decisions);
 		seq_printf(m, "q%u.moderated_ms: %llu\n", id,

@@ -688,21 +688,30 @@ static void two_moderated_queues_share_one_08h(struct kunit *test)
 
 /*
  * The load moves from queue 0, moderated, to queue 1 (the scheduler moved
- * the submitter): queue 1 is moderated after one period, not two, and
- * queue 0 released without a hysteresis window.
+ * the submitter): queue 1 is moderated after one period, not two; queue 0
+ * stays moderated while the load may come back, then is released without
+ * a hysteresis window.
  */
 static void moved_load_is_moderated_at_once(struct kunit *test)
 {
 	struct fake_ctrl *f = fake_ctrl(test, 2);
 	u32 depth[NR_QUEUES] = { }, rate[NR_QUEUES] = { };
+	int i;
 
 	engage_queue0(test, f);
 	depth[1] = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
 	rate[1] = 2 * f->p.high_io_delta;
 	run_period(f, depth, rate);
 	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[1].pol));
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+	for (i = 1; i < NVME_COAL_WINDOW_PERIODS; i++)
+		run_period(f, depth, rate);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+	KUNIT_EXPECT_EQ(test, f->q[0].pol.parked, (u32)NVME_COAL_WINDOW_PERIODS);
+	run_period(f, depth, rate);
 	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&f->q[0].pol));
-	KUNIT_EXPECT_NE(test, f->q[0].pol.state, NVME_COAL_HOLDOFF);
+	KUNIT_EXPECT_EQ(test, f->q[0].pol.state, NVME_COAL_OFF);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[1].pol));
 }
 
 /*
@@ -958,8 +967,9 @@ static void refused_unexempt_keeps_the_controller_on(struct kunit *test)
 }
 
 /*
- * Queue 0 stays busy and moderated; queue 1 is busy and idle in turns, so
- * that it is moderated and released every other period, each change a
+ * Queue 0 stays busy and moderated; queue 1 is busy, at four times queue
+ * 0's rate, and idle in turns, so that it is moderated and released every
+ * other period (its controller keeps under half its load), each change a
  * 09h.  The commands are bounded by the rate, not the number of changes.
  */
 static void flapping_queue_is_rate_bound(struct kunit *test)
@@ -975,7 +985,7 @@ static void flapping_queue_is_rate_bound(struct kunit *test)
 	rate[0] = 2 * f->p.high_io_delta;
 	for (i = 0; i < periods; i++) {
 		depth[1] = i & 1 ? busy_depth : 0;
-		rate[1] = i & 1 ? 2 * f->p.high_io_delta : 0;
+		rate[1] = i & 1 ? 8 * f->p.high_io_delta : 0;
 		run_period(f, depth, rate);
 	}
 	secs = div_u64(f->now - start, NSEC_PER_SEC);

@@ -14,24 +14,34 @@
  * another CPU), and comes back as new load.  Idle is no completions, or
  * less than an eighth of the queue's own completions in the period it was
  * moderated; a queue moderated for a storm that is down to QD1 does not
- * wait either.  Between "high" and "low" lies a band (half the controller
+ * wait either.  A moderated queue that goes idle while its controller keeps
+ * at least half the load it had when the queue was moderated is kept so,
+ * for up to NVME_COAL_WINDOW_PERIODS: the submitter moved to another CPU
+ * and tends to come back (one fio job on two CPUs moves every 50 to 200
+ * ms), and the moderation of a vector with nothing to complete delays
+ * nothing.  Between "high" and "low" lies a band (half the controller
  * thresholds) in which the state is kept.
  *
- * A queue is high when it is deeper than avg_qd_threshold on a controller
- * with total_inflight_io_threshold commands outstanding, or when it storms:
- * its handler runs for fewer than NVME_COAL_STORM_PER_RUN completions at a
- * time while more than 1.125 commands are outstanding on average.  The
- * storm is the interrupt-bound case: completions arrive one by one faster
- * than the CPU handles them, the submitter falls behind and the depth the
- * driver sees stays low although the application keeps many commands in
- * flight.  A queue moderated for a storm stays so while its controller is
- * busy and it is deeper than QD1 (once moderated its handler runs become
- * rarer by design, so they cannot tell when the storm ends), provided its
- * first moderated period kept its rate, and later while it keeps its rate
- * or fills half its batches: a queue that holds only a few commands (from
- * the start, or once its load falls) cannot fill a batch, waits out every
- * delay, slows down, and is released.  At QD1 the
- * depth is exactly one: such a queue is never moderated.
+ * A queue is high when its controller completes high_io_delta commands
+ * per period and the queue is deeper than avg_qd_threshold with
+ * total_inflight_io_threshold commands outstanding on the controller, or
+ * storms: its handler runs for fewer than NVME_COAL_STORM_PER_RUN
+ * completions at a time while more than 1.125 commands are outstanding on
+ * average.  The storm is the interrupt-bound case: completions arrive one
+ * by one faster than the CPU handles them, the submitter falls behind and
+ * the depth the driver sees stays low although the application keeps many
+ * commands in flight.  The rate is absolute because what an interrupt
+ * costs is not visible where the policy looks: one completion per run, or
+ * a deep queue, is also a light or slow load where interrupts are cheap,
+ * and under a hypervisor most of an interrupt's cost is outside the
+ * guest's hardirq time.  A queue moderated for a storm stays so while
+ * its controller is busy and it is deeper than QD1 (once moderated its
+ * handler runs become rarer by design, so they cannot tell when the storm
+ * ends), provided its first moderated period kept its rate, and later
+ * while it keeps its rate or fills half its batches: a queue that holds
+ * only a few commands (from the start, or once its load falls) cannot
+ * fill a batch, waits out every delay, slows down, and is released.  At
+ * QD1 the depth is exactly one: such a queue is never moderated.
  *
  * The delay is half the mean time a command spends in the queue (Little's
  * law: average depth / completion rate), so each interrupt reaps about
@@ -190,6 +200,40 @@ static void nvme_coal_release(struct nvme_coal_policy *pol, bool window)
 	pol->delay_us = 0;
 	pol->batch = 0;
 	pol->high_runs = 0;
+	pol->parked = 0;
+}
+
+/*
+ * Whether a moderated queue is parked: kept moderated, with its delay, for
+ * up to NVME_COAL_WINDOW_PERIODS while its load is on another queue of the
+ * controller (the scheduler moved the submitter to another CPU), since it
+ * tends to come back.  Parked is idle (no completions, or under an eighth
+ * of those of the period that moderated it at more than QD1's depth: a QD1
+ * trickle is released) while the controller's other queues complete at
+ * least half as many; not once the knobs no longer allow the delay.  The
+ * period in which the load comes back is not judged: it was partly idle.
+ * Context: any.
+ */
+static bool nvme_coal_parked(struct nvme_coal_policy *pol,
+			     const struct nvme_coal_params *p,
+			     const struct nvme_coal_load *q,
+			     const struct nvme_coal_load *ctrl)
+{
+	u32 ref = pol->ref_completions;
+	u32 others = ctrl->completions - min(ctrl->completions, q->completions);
+	u32 parked = pol->parked;
+
+	pol->parked = 0;
+	if (!p->enabled || pol->delay_us > p->max_delay_us)
+		return false;
+	if ((u64)q->completions << NVME_COAL_IDLE_SHIFT >= ref)
+		return parked && q->avg_qd16 > NVME_COAL_STORM_QD16 &&
+		       ctrl->completions >= p->high_io_delta / 2;
+	if ((q->completions && q->avg_qd16 <= NVME_COAL_STORM_QD16) ||
+	    (u64)others * 2 < ref || parked >= NVME_COAL_WINDOW_PERIODS)
+		return false;
+	pol->parked = parked + 1;
+	return true;
 }
 
 /*
@@ -242,7 +286,9 @@ static bool nvme_coal_low(struct nvme_coal_policy *pol,
  * NVME_COAL_ENGAGE_PERIODS high periods, one if another queue of the
  * controller is moderated; a moderated one is released by its first low
  * period (nvme_coal_low()), and after a release that was not idle it is
- * not moderated again for NVME_COAL_WINDOW_PERIODS.
+ * not moderated again for NVME_COAL_WINDOW_PERIODS.  One that went idle
+ * while its controller kept the load stays moderated for up to as many
+ * periods (nvme_coal_parked()).
  *
  * Context: any.
  *
@@ -260,6 +306,8 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 	u32 delay, batch, engage;
 
 	if (was) {
+		if (nvme_coal_parked(pol, p, q, ctrl))
+			return false;
 		if (nvme_coal_low(pol, p, q, ctrl, &idle)) {
 			nvme_coal_release(pol, !idle && p->enabled);
 		} else {

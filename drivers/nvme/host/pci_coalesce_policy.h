@@ -16,7 +16,10 @@
  * submitter to another CPU).
  */
 #define NVME_COAL_ENGAGE_PERIODS	2
-/* Periods after a release in which the queue is not moderated again. */
+/*
+ * Periods after a release in which the queue is not moderated again; also
+ * the longest a moderated queue is kept while its load is on another queue.
+ */
 #define NVME_COAL_WINDOW_PERIODS	20
 /* A new delay is applied only if it differs from the old one by a quarter. */
 #define NVME_COAL_RETUNE_SHIFT		2
@@ -123,6 +126,8 @@ enum nvme_coal_state {
  *	NVME_COAL_ENGAGED
  * @high_runs: high periods in a row, while not NVME_COAL_ENGAGED
  * @holdoff: periods of NVME_COAL_HOLDOFF left
+ * @parked: idle periods in a row while NVME_COAL_ENGAGED and the
+ *	controller kept the load
  */
 struct nvme_coal_policy {
 	struct nvme_coal_sample last;
@@ -135,6 +140,7 @@ struct nvme_coal_policy {
 	u32 batch;
 	u32 high_runs;
 	u32 holdoff;
+	u32 parked;
 };
 
 /* Context: any. */

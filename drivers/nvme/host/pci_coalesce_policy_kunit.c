@@ -684,28 +684,123 @@ static void many_queues_keep_the_window(struct kunit *test)
 	KUNIT_EXPECT_LE(test, changes, 16 * 2 * (periods / NVME_COAL_WINDOW_PERIODS + 1));
 }
 
+/*
+ * One submitter moving between two CPUs, so between queues a and b of one
+ * controller: the queue it left stays moderated (parked) while the other
+ * queues keep the load, for at most NVME_COAL_WINDOW_PERIODS, and goes at
+ * once when the load stops; the period the load comes back in is not
+ * judged.
+ */
 static void load_moving_to_a_sibling_queue(struct kunit *test)
 {
 	struct nvme_coal_load busy = { .completions = 2000, .runs = 250,
 				       .avg_qd = 32, .avg_qd16 = 512 };
+	struct nvme_coal_load busier = { .completions = 4000, .runs = 500,
+					 .avg_qd = 32, .avg_qd16 = 512 };
 	struct nvme_coal_load idle = { .completions = 3, .runs = 3,
 				       .avg_qd = 2, .avg_qd16 = 32 };
+	struct nvme_coal_load none = { };
 	struct nvme_coal_load ctrl = busy;
 	struct nvme_coal_policy a = { }, b = { };
+	u32 delay;
 	int i;
 
 	for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
 		nvme_coal_decide(&a, &defaults, &busy, &ctrl);
 	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&a));
-	/* the load moves to b: a keeps a tail, b engages at once */
+	delay = a.delay_us;
+	/* the load moves to b: a keeps its moderation, b engages at once */
 	ctrl.engaged = 1;
-	nvme_coal_decide(&a, &defaults, &idle, &ctrl);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults, &idle, &ctrl));
 	nvme_coal_decide(&b, &defaults, &busy, &ctrl);
-	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&a));
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&a));
+	KUNIT_EXPECT_EQ(test, a.parked, 1U);
 	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&b));
-	/* a tail is idle: no hysteresis window for a, it follows at once */
+	/*
+	 * and back, at twice the rate: a's first period is not judged, its
+	 * delay is kept (half as long a wait would follow the rate); then
+	 * it follows the load.  b keeps its own.
+	 */
+	ctrl.engaged = 2;
 	nvme_coal_decide(&b, &defaults, &idle, &ctrl);
-	nvme_coal_decide(&a, &defaults, &busy, &ctrl);
+	KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults, &busier, &ctrl));
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&a));
+	KUNIT_EXPECT_EQ(test, a.parked, 0U);
+	KUNIT_EXPECT_EQ(test, a.delay_us, delay);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_decide(&a, &defaults, &busier, &ctrl));
+	KUNIT_EXPECT_EQ(test, a.delay_us, delay / 2);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&b));
+	/* b, idle for the window, is released then, without hold-off */
+	for (i = 1; i < NVME_COAL_WINDOW_PERIODS; i++)
+		nvme_coal_decide(&b, &defaults, &idle, &ctrl);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&b));
+	KUNIT_EXPECT_EQ(test, b.parked, (u32)NVME_COAL_WINDOW_PERIODS);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_decide(&b, &defaults, &idle, &ctrl));
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&b));
+	KUNIT_EXPECT_EQ(test, b.state, NVME_COAL_OFF);
+	/* the other queues keep under half of a's load: a goes at once */
+	ctrl.completions = a.ref_completions / 2 - 1;
+	KUNIT_EXPECT_TRUE(test, nvme_coal_decide(&a, &defaults, &none, &ctrl));
+	KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&a));
+	KUNIT_EXPECT_EQ(test, a.state, NVME_COAL_OFF);
+}
+
+/*
+ * What is not parked: a QD1 trickle on the queue the load left, a queue
+ * whose delay the knobs no longer allow, and one with the policy off.
+ */
+static void parking_ends(struct kunit *test)
+{
+	struct nvme_coal_load busy = { .completions = 2000, .runs = 250,
+				       .avg_qd = 32, .avg_qd16 = 512 };
+	struct nvme_coal_load trickle = { .completions = 100, .runs = 100,
+					  .avg_qd = 1, .avg_qd16 = 16 };
+	struct nvme_coal_load none = { };
+	struct nvme_coal_params p = defaults;
+	struct nvme_coal_policy a;
+	int i, c;
+
+	for (c = 0; c < 3; c++) {
+		memset(&a, 0, sizeof(a));
+		p = defaults;
+		for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
+			nvme_coal_decide(&a, &p, &busy, &busy);
+		KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&a));
+		if (c == 1)
+			p.max_delay_us = a.delay_us - 1;
+		if (c == 2)
+			p.enabled = false;
+		KUNIT_EXPECT_TRUE(test, nvme_coal_decide(&a, &p, c ? &none : &trickle,
+							 &busy));
+		KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&a));
+		KUNIT_EXPECT_EQ(test, a.parked, 0U);
+	}
+}
+
+/*
+ * A storm moderation whose load moves away in its first moderated period
+ * and comes back at half its rate: parked, then not judged on the partial
+ * period (it would have been released for a lost rate, with hold-off).
+ */
+static void parked_storm_comes_back(struct kunit *test)
+{
+	struct nvme_coal_load storm = { .completions = 2000, .runs = 2000,
+					.avg_qd = 2, .avg_qd16 = 32 };
+	struct nvme_coal_load half = { .completions = 1000, .runs = 125,
+				       .avg_qd = 8, .avg_qd16 = 128 };
+	struct nvme_coal_load none = { };
+	struct nvme_coal_load ctrl = storm;
+	struct nvme_coal_policy a = { };
+	int i;
+
+	for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
+		nvme_coal_decide(&a, &defaults, &storm, &ctrl);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&a));
+	KUNIT_ASSERT_TRUE(test, a.storm);
+	nvme_coal_decide(&a, &defaults, &none, &ctrl);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&a));
+	ctrl = half;
+	nvme_coal_decide(&a, &defaults, &half, &ctrl);
 	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&a));
 	KUNIT_EXPECT_NE(test, a.state, NVME_COAL_HOLDOFF);
 }
@@ -727,6 +822,8 @@ static struct kunit_case nvme_coal_cases[] = {
 	KUNIT_CASE(storm_needs_depth_and_one_completion_per_run),
 	KUNIT_CASE(storm_engagement_holds_and_ends_at_qd1),
 	KUNIT_CASE(load_moving_to_a_sibling_queue),
+	KUNIT_CASE(parking_ends),
+	KUNIT_CASE(parked_storm_comes_back),
 	KUNIT_CASE(low_depth_queue_is_not_held),
 	KUNIT_CASE(storm_released_when_its_load_falls),
 	KUNIT_CASE(many_queues_keep_the_window),
