@@ -247,6 +247,7 @@ static bool nvme_coal_low(struct nvme_coal_policy *pol,
 			  const struct nvme_coal_load *ctrl, bool *idle)
 {
 	u32 ref = pol->ref_completions;
+	u32 others = ctrl->completions - min(ctrl->completions, q->completions);
 	bool lost;
 
 	*idle = !q->completions ||
@@ -264,9 +265,12 @@ static bool nvme_coal_low(struct nvme_coal_policy *pol,
 	 * A storm moderation pays only if the queue keeps its rate: one that
 	 * cannot fill a batch waits out every delay and slows down.  Its
 	 * first moderated period tells; later, when the load falls, the rate
-	 * falls too, but then the batches must have shrunk under half.
+	 * falls too, but then the batches must have shrunk under half.  A
+	 * rate that went to the controller's other queues (at least half of
+	 * what this one lost) moved with its submitter and was not lost.
 	 */
-	lost = q->completions < ref - (ref >> NVME_COAL_LOSS_SHIFT);
+	lost = q->completions < ref - (ref >> NVME_COAL_LOSS_SHIFT) &&
+	       others < (u64)pol->ref_others + (ref - q->completions) / 2;
 	if (!pol->checked) {
 		pol->checked = true;
 		return lost;
@@ -334,6 +338,8 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 		pol->storm = !deep;
 		pol->checked = false;
 		pol->ref_completions = q->completions;
+		pol->ref_others = ctrl->completions -
+				  min(ctrl->completions, q->completions);
 		nvme_coal_delay(p, q, pol->storm ? q->completions : 0,
 				&pol->delay_us, &pol->batch);
 		pol->high_runs = 0;

@@ -121,6 +121,7 @@ enum nvme_coal_state {
  * @checked: a storm moderation's first period was compared with
  *	@ref_completions
  * @ref_completions: completions in the period that moderated the queue
+ * @ref_others: completions of the controller's other queues in that period
  * @delay_us: the delay chosen while NVME_COAL_ENGAGED, 0 otherwise
  * @batch: completions expected per interrupt at @delay_us, 0 if not
  *	NVME_COAL_ENGAGED
@@ -136,6 +137,7 @@ struct nvme_coal_policy {
 	bool storm;
 	bool checked;
 	u32 ref_completions;
+	u32 ref_others;
 	u32 delay_us;
 	u32 batch;
 	u32 high_runs;

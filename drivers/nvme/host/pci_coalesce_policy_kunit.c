@@ -805,6 +805,36 @@ static void parked_storm_comes_back(struct kunit *test)
 	KUNIT_EXPECT_NE(test, a.state, NVME_COAL_HOLDOFF);
 }
 
+/*
+ * A storm moderation's first period: its rate halves because half of its
+ * load moved to a sibling queue (kept), or because moderation slowed it
+ * (released, with hold-off).
+ */
+static void storm_load_moving_is_not_lost(struct kunit *test)
+{
+	struct nvme_coal_load storm = { .completions = 2000, .runs = 2000,
+					.avg_qd = 2, .avg_qd16 = 32 };
+	struct nvme_coal_load half = { .completions = 1000, .runs = 125,
+				       .avg_qd = 8, .avg_qd16 = 128 };
+	struct nvme_coal_load ctrl;
+	struct nvme_coal_policy a;
+	int moved, i;
+
+	for (moved = 0; moved < 2; moved++) {
+		memset(&a, 0, sizeof(a));
+		for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
+			nvme_coal_decide(&a, &defaults, &storm, &storm);
+		KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&a));
+		KUNIT_ASSERT_TRUE(test, a.storm);
+		ctrl = half;
+		ctrl.completions += moved ? 900 : 0;
+		nvme_coal_decide(&a, &defaults, &half, &ctrl);
+		KUNIT_EXPECT_EQ(test, nvme_coal_engaged(&a), (bool)moved);
+		if (!moved)
+			KUNIT_EXPECT_EQ(test, a.state, NVME_COAL_HOLDOFF);
+	}
+}
+
 static struct kunit_case nvme_coal_cases[] = {
 	KUNIT_CASE(steady_qd1_never_engages),
 	KUNIT_CASE(sustained_load_engages),
@@ -824,6 +854,7 @@ static struct kunit_case nvme_coal_cases[] = {
 	KUNIT_CASE(load_moving_to_a_sibling_queue),
 	KUNIT_CASE(parking_ends),
 	KUNIT_CASE(parked_storm_comes_back),
+	KUNIT_CASE(storm_load_moving_is_not_lost),
 	KUNIT_CASE(low_depth_queue_is_not_held),
 	KUNIT_CASE(storm_released_when_its_load_falls),
 	KUNIT_CASE(many_queues_keep_the_window),
