@@ -14,12 +14,12 @@
  * another CPU), and comes back as new load.  Idle is no completions, or
  * less than an eighth of the queue's own completions in the period it was
  * moderated; a queue moderated for a storm that is down to QD1 does not
- * wait either.  A moderated queue that goes idle while its controller keeps
- * at least half the load it had when the queue was moderated is kept so,
- * for up to NVME_COAL_WINDOW_PERIODS: the submitter moved to another CPU
- * and tends to come back (one fio job on two CPUs moves every 50 to 200
- * ms), and the moderation of a vector with nothing to complete delays
- * nothing.  Between "high" and "low" lies a band (half the controller
+ * wait either.  A moderated queue that goes idle while its controller's
+ * other queues complete at least half what it did when it was moderated is
+ * kept so, for up to NVME_COAL_WINDOW_PERIODS: the submitter moved to
+ * another CPU and tends to come back (one fio job on two CPUs moves every
+ * 50 to 200 ms), and a queue that completes next to nothing loses next to
+ * nothing by its moderation.  Between "high" and "low" lies a band (half the controller
  * thresholds) in which the state is kept.
  *
  * A queue is high when its controller completes high_io_delta commands
@@ -203,6 +203,13 @@ static void nvme_coal_release(struct nvme_coal_policy *pol, bool window)
 	pol->parked = 0;
 }
 
+/* Completions of the controller's queues but @q.  Context: any. */
+static u32 nvme_coal_others(const struct nvme_coal_load *q,
+			    const struct nvme_coal_load *ctrl)
+{
+	return ctrl->completions - min(ctrl->completions, q->completions);
+}
+
 /*
  * Whether a moderated queue is parked: kept moderated, with its delay, for
  * up to NVME_COAL_WINDOW_PERIODS while its load is on another queue of the
@@ -220,7 +227,7 @@ static bool nvme_coal_parked(struct nvme_coal_policy *pol,
 			     const struct nvme_coal_load *ctrl)
 {
 	u32 ref = pol->ref_completions;
-	u32 others = ctrl->completions - min(ctrl->completions, q->completions);
+	u32 others = nvme_coal_others(q, ctrl);
 	u32 parked = pol->parked;
 
 	pol->parked = 0;
@@ -247,7 +254,7 @@ static bool nvme_coal_low(struct nvme_coal_policy *pol,
 			  const struct nvme_coal_load *ctrl, bool *idle)
 {
 	u32 ref = pol->ref_completions;
-	u32 others = ctrl->completions - min(ctrl->completions, q->completions);
+	u32 others = nvme_coal_others(q, ctrl);
 	bool lost;
 
 	*idle = !q->completions ||
@@ -338,8 +345,7 @@ bool nvme_coal_decide(struct nvme_coal_policy *pol,
 		pol->storm = !deep;
 		pol->checked = false;
 		pol->ref_completions = q->completions;
-		pol->ref_others = ctrl->completions -
-				  min(ctrl->completions, q->completions);
+		pol->ref_others = nvme_coal_others(q, ctrl);
 		nvme_coal_delay(p, q, pol->storm ? q->completions : 0,
 				&pol->delay_us, &pol->batch);
 		pol->high_runs = 0;
