@@ -259,8 +259,8 @@ static bool nvme_coal_device_carried(struct nvme_coal_ctrl *cc,
 	/* an Aggregation Threshold of 0 signals every entry: nothing to see */
 	return cc->feat == NVME_COAL_FEAT_ACCEPTED && !cc->carrying &&
 	       dw11 && dw11 != NVME_COAL_DW11_UNKNOWN && (dw11 & 0xff) &&
-	       nvme_coal_engaged(&q->pol) && !q->exempt && !irq_us &&
-	       nvme_coal_vector(q);
+	       nvme_coal_engaged(&q->pol) && !q->exempt && !q->cd_unknown &&
+	       !irq_us && nvme_coal_vector(q);
 }
 
 /* What one queue's period says of Feature 08h. */
@@ -291,7 +291,8 @@ static enum nvme_coal_check nvme_coal_check_08h(struct nvme_coal_ctrl *cc,
 	if (l->completions < NVME_COAL_CHECK_MIN)
 		return NVME_COAL_CHECK_NONE;
 	*rpc = div_u64((u64)l->runs * 1024, l->completions);
-	if (!nvme_coal_engaged(&q->pol) && !irq_us && (q->exempt || !dw11)) {
+	if (!nvme_coal_engaged(&q->pol) && !irq_us &&
+	    ((q->exempt && !q->cd_unknown) || !dw11)) {
 		q->base_rpc = *rpc;
 		return NVME_COAL_CHECK_NONE;
 	}
@@ -367,8 +368,9 @@ static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
 static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 {
 	struct nvme_coal_queue *q;
-	u32 delay = 0, batch = 0;
+	u32 delay[2] = { }, batch[2] = { };
 	unsigned int qid;
+	bool parked;
 
 	if (cc->feat == NVME_COAL_FEAT_REFUSED ||
 	    cc->feat == NVME_COAL_FEAT_IGNORED)
@@ -376,15 +378,21 @@ static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 	/*
 	 * One value for the controller: the longest delay bounds every
 	 * moderated queue's wait, and the largest batch lets the busiest one
-	 * save what it can; a slower one waits for the time instead.
+	 * save what it can; a slower one waits for the time instead.  A
+	 * parked queue completes next to nothing: its values are kept only
+	 * while no other queue is moderated, so that the queue its load
+	 * moved to waits for its own delay, not for the old one.
 	 */
 	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
 		if (q->active && nvme_coal_engaged(&q->pol)) {
-			delay = max(delay, q->pol.delay_us);
-			batch = max(batch, q->pol.batch);
+			parked = q->pol.parked;
+			delay[parked] = max(delay[parked], q->pol.delay_us);
+			batch[parked] = max(batch[parked], q->pol.batch);
 		}
 	}
-	return delay ? nvme_coal_feat_coalesce(delay, batch) : 0;
+	parked = !delay[0];
+	return delay[parked] ?
+	       nvme_coal_feat_coalesce(delay[parked], batch[parked]) : 0;
 }
 
 /**
@@ -436,6 +444,20 @@ static u8 nvme_coal_user_fid(const struct nvme_command *cmd)
 	       fid : 0;
 }
 
+/*
+ * A user 08h is settled (answered, or it never went out): the allowance is
+ * @t, or at least @t while another one is on its way, which raised it to
+ * its own value.  Context: any, user_lock.
+ */
+static void nvme_coal_user_settle(struct nvme_coal_ctrl *cc, u32 t)
+{
+	if (cc->user_inflight)
+		cc->user_inflight--;
+	if (cc->user_inflight)
+		t = max(t, cc->user_hold_us);
+	WRITE_ONCE(cc->user_hold_us, t);
+}
+
 /**
  * nvme_coal_user_sent() - a command from user space goes to the admin queue
  * @cc: the controller's state
@@ -447,19 +469,21 @@ static u8 nvme_coal_user_fid(const struct nvme_command *cmd)
  * lost-interrupt poller and the early re-check allow for its aggregation
  * time (nvme_coal_hold_ns()), as for the policy's own.
  *
- * Context: blk-mq dispatch (any context); lockless.
+ * Context: blk-mq dispatch (any context); takes user_lock.
  */
 void nvme_coal_user_sent(struct nvme_coal_ctrl *cc,
 			 const struct nvme_command *cmd)
 {
-	u32 t, old;
+	unsigned long flags;
+	u32 t;
 
 	if (nvme_coal_user_fid(cmd) != NVME_FEAT_IRQ_COALESCE)
 		return;
 	t = nvme_coal_feat_time_us(le32_to_cpu(cmd->common.cdw11) & 0xffff);
-	old = READ_ONCE(cc->user_hold_us);
-	while (old < t && !try_cmpxchg(&cc->user_hold_us, &old, t))
-		;
+	raw_spin_lock_irqsave(&cc->user_lock, flags);
+	cc->user_inflight++;
+	WRITE_ONCE(cc->user_hold_us, max(cc->user_hold_us, t));
+	raw_spin_unlock_irqrestore(&cc->user_lock, flags);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_user_sent);
 
@@ -470,14 +494,18 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_user_sent);
  *
  * The allowance is the last 08h value user space had taken again.
  *
- * Context: blk-mq dispatch (any context); lockless.
+ * Context: blk-mq dispatch (any context); takes user_lock.
  */
 void nvme_coal_user_unsent(struct nvme_coal_ctrl *cc,
 			   const struct nvme_command *cmd)
 {
-	if (nvme_coal_user_fid(cmd) == NVME_FEAT_IRQ_COALESCE)
-		WRITE_ONCE(cc->user_hold_us,
-			   nvme_coal_feat_time_us(READ_ONCE(cc->user_dw11)));
+	unsigned long flags;
+
+	if (nvme_coal_user_fid(cmd) != NVME_FEAT_IRQ_COALESCE)
+		return;
+	raw_spin_lock_irqsave(&cc->user_lock, flags);
+	nvme_coal_user_settle(cc, nvme_coal_feat_time_us(cc->user_dw11));
+	raw_spin_unlock_irqrestore(&cc->user_lock, flags);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_user_unsent);
 
@@ -488,61 +516,112 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_coal_user_unsent);
  * @status: the NVMe status of its answer
  *
  * A taken 08h is the controller's value from now on: its aggregation time
- * is the allowance, down to none for 0 (across a reset too if it was
- * saved); the policy, where it runs, takes it as the controller's value at
- * its next period, and after a 09h sends the exemptions it wants again.  A
- * refused 08h leaves the controller with its value: the allowance is the
- * last one user space had taken again (the policy's own is its own).
+ * is the allowance, down to none for 0 (a saved one, SV, is also what a
+ * reset brings back); the policy, where it runs, takes it as the
+ * controller's value at its next period, and after a 09h sends again
+ * every vector's Coalescing Disable it wants.  A refused 08h leaves the
+ * controller with its value: the allowance is the last one user space had
+ * taken again (the policy's own is its own).
  *
- * Context: completion (interrupt handler, irq_poll or a poller); lockless.
+ * Context: completion (interrupt handler, irq_poll or a poller); takes
+ * user_lock.
  */
 void nvme_coal_user_done(struct nvme_coal_ctrl *cc,
 			 const struct nvme_command *cmd, u16 status)
 {
 	u8 fid = nvme_coal_user_fid(cmd);
 	u32 dw11 = le32_to_cpu(cmd->common.cdw11) & 0xffff;
+	bool save = le32_to_cpu(cmd->common.cdw10) & BIT(31);
+	unsigned long flags;
 
 	if (!fid)
 		return;
 	atomic_long_inc(&cc->user_cmds);
-	if (status) {
-		if (fid == NVME_FEAT_IRQ_COALESCE)
-			WRITE_ONCE(cc->user_hold_us,
-				   nvme_coal_feat_time_us(READ_ONCE(cc->user_dw11)));
-		return;
-	}
+	raw_spin_lock_irqsave(&cc->user_lock, flags);
 	if (fid == NVME_FEAT_IRQ_CONFIG) {
-		set_bit(NVME_COAL_USER_09H, &cc->flags);
-		return;
+		if (!status) {
+			cc->user_09h = true;
+			/* a reset brings it back: the vectors are not known then */
+			if (save)
+				WRITE_ONCE(cc->user_09h_saved, true);
+		}
+	} else if (status) {
+		nvme_coal_user_settle(cc, nvme_coal_feat_time_us(cc->user_dw11));
+	} else {
+		WRITE_ONCE(cc->user_dw11, dw11);
+		/* SV: a reset brings this value back (an unsaved one leaves it) */
+		if (save)
+			cc->user_saved_dw11 = dw11;
+		cc->user_08h = true;
+		nvme_coal_user_settle(cc, nvme_coal_feat_time_us(dw11));
 	}
-	WRITE_ONCE(cc->user_dw11, dw11);
-	WRITE_ONCE(cc->user_hold_us, nvme_coal_feat_time_us(dw11));
-	/* SV: the controller keeps the value across a reset */
-	if (le32_to_cpu(cmd->common.cdw10) & BIT(31))
-		set_bit(NVME_COAL_USER_SAVED, &cc->flags);
-	else
-		clear_bit(NVME_COAL_USER_SAVED, &cc->flags);
-	set_bit(NVME_COAL_USER_08H, &cc->flags);
+	raw_spin_unlock_irqrestore(&cc->user_lock, flags);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_user_done);
 
 /*
  * What user space had the controller take, into the policy's state: the
- * 08h value, and after a 09h no exemption taken for granted, so that the
- * policy sends again those it wants.  (A user 08h answered while one of
- * the policy's own is on its way is taken as the later of the two.)
- * Context: work, lock.
+ * 08h value, and after a 09h no vector's Coalescing Disable taken for
+ * granted (but where the controller refused the policy's), so that the
+ * policy sends again the ones it wants and genirq carries its moderated
+ * queues meanwhile.  Context: work, lock; takes user_lock.
  */
 static void nvme_coal_user_sync(struct nvme_coal_ctrl *cc)
 {
 	struct nvme_coal_queue *q;
 	unsigned int qid;
+	bool cd;
 
-	if (test_and_clear_bit(NVME_COAL_USER_08H, &cc->flags))
-		cc->feat_dw11 = READ_ONCE(cc->user_dw11);
-	if (test_and_clear_bit(NVME_COAL_USER_09H, &cc->flags))
-		for (qid = 0; (q = nvme_coal_next(cc, &qid)); )
-			q->exempt = false;
+	raw_spin_lock_irq(&cc->user_lock);
+	if (cc->user_08h)
+		cc->feat_dw11 = cc->user_dw11;
+	cc->user_08h = false;
+	cd = cc->user_09h;
+	cc->user_09h = false;
+	raw_spin_unlock_irq(&cc->user_lock);
+	for (qid = 0; cd && (q = nvme_coal_next(cc, &qid)); )
+		q->cd_unknown |= !q->cd_refused;
+}
+
+/*
+ * The controller took an 08h of the policy's: user space's value is gone,
+ * and with it its allowance, unless a command of user space's is still on
+ * its way.  One answered since this period's nvme_coal_user_sync() may
+ * have reached the controller before or after the policy's: the value is
+ * not known, and is sent again.  Context: work, lock; takes user_lock.
+ */
+static void nvme_coal_user_replaced(struct nvme_coal_ctrl *cc)
+{
+	bool crossed;
+
+	raw_spin_lock_irq(&cc->user_lock);
+	crossed = cc->user_08h;
+	cc->user_08h = false;
+	if (!crossed) {
+		WRITE_ONCE(cc->user_dw11, 0);
+		if (!cc->user_inflight)
+			WRITE_ONCE(cc->user_hold_us, 0);
+	}
+	raw_spin_unlock_irq(&cc->user_lock);
+	if (crossed)
+		nvme_coal_forget_08h(cc);
+}
+
+/*
+ * The controller is reset, or comes back from one: its 08h is what user
+ * space saved, 0 if nothing; a user command failed or cancelled meanwhile
+ * is never answered, and one sent afterwards raises the allowance again.
+ * Context: lock; takes user_lock.
+ */
+static void nvme_coal_user_reset(struct nvme_coal_ctrl *cc)
+{
+	raw_spin_lock_irq(&cc->user_lock);
+	cc->user_08h = false;
+	cc->user_09h = false;
+	cc->user_inflight = 0;
+	WRITE_ONCE(cc->user_dw11, cc->user_saved_dw11);
+	WRITE_ONCE(cc->user_hold_us, nvme_coal_feat_time_us(cc->user_dw11));
+	raw_spin_unlock_irq(&cc->user_lock);
 }
 
 /*
@@ -564,7 +643,7 @@ static void nvme_coal_uncovered(struct nvme_coal_ctrl *cc, bool *pending,
 		if (!q->active || nvme_coal_engaged(&q->pol) ||
 		    !nvme_coal_vector(q))
 			continue;
-		if (q->exempt)
+		if (q->exempt && !q->cd_unknown)
 			continue;
 		if (q->cd_refused)
 			*blocked = true;
@@ -654,11 +733,12 @@ static int nvme_coal_actuate(struct nvme_coal_ctrl *cc,
 		 * a vector still exempt (its 09h not yet sent, or refused) it
 		 * does not
 		 */
-		nvme_coal_set_sw(cc, q, device && !q->exempt ?
+		nvme_coal_set_sw(cc, q, device && !q->exempt && !q->cd_unknown ?
 				 0 : q->pol.delay_us);
 		/* only moderated queues wait for the controller's aggregation */
 		exempt = !nvme_coal_engaged(&q->pol);
-		if (!dw11 || q->cd_refused || q->exempt == exempt)
+		if (!dw11 || q->cd_refused ||
+		    (q->exempt == exempt && !q->cd_unknown))
 			continue;
 		vector = nvme_coal_vector(q);
 		if (!vector)
@@ -720,6 +800,7 @@ static bool nvme_coal_answer(struct nvme_coal_ctrl *cc,
 	if (cmd->fid == NVME_FEAT_IRQ_COALESCE) {
 		if (!status) {
 			cc->feat_dw11 = cmd->dw11;
+			nvme_coal_user_replaced(cc);
 			if (cmd->dw11)
 				cc->refused_dw11 = NVME_COAL_DW11_NONE;
 			cc->off_refused = false;
@@ -741,8 +822,10 @@ static bool nvme_coal_answer(struct nvme_coal_ctrl *cc,
 	}
 	if (!status) {
 		cc->cd_accepted = true;
-		if (cmd->q->active)
+		if (cmd->q->active) {
 			cmd->q->exempt = cmd->exempt;
+			cmd->q->cd_unknown = false;
+		}
 	} else if (!cc->cd_accepted && cc->feat != NVME_COAL_FEAT_REFUSED) {
 		nvme_coal_refuse(cc, cmd->fid, status);
 	} else {
@@ -1010,6 +1093,7 @@ void nvme_coal_ctrl_init(struct nvme_coal_ctrl *cc, struct nvme_ctrl *ctrl,
 	cc->refused_dw11 = NVME_COAL_DW11_NONE;
 	cc->due = get_jiffies_64();
 	mutex_init(&cc->lock);
+	raw_spin_lock_init(&cc->user_lock);
 	INIT_DELAYED_WORK(&cc->work, nvme_coal_work);
 	debugfs_create_file("coalescing", 0400, parent, cc, &coalescing_fops);
 }
@@ -1107,12 +1191,16 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 	/* a command still on its way may reach the controller just reset */
 	if (first && cc->inflight)
 		nvme_coal_forget_08h(cc);
+	/* user commands failed during the reset were never answered */
+	if (first)
+		nvme_coal_user_reset(cc);
 	memset(&q->pol, 0, sizeof(q->pol));
 	q->applied_us = 0;
 	q->base_rpc = 0;
 	q->refused = refused;
 	q->exempt = false;
 	q->cd_refused = false;
+	q->cd_unknown = READ_ONCE(cc->user_09h_saved);
 	q->active = true;
 	WRITE_ONCE(q->cc, cc);
 	mutex_unlock(&cc->lock);
@@ -1158,16 +1246,13 @@ void nvme_coal_stop(struct nvme_coal_queue *q)
 			cc->feat = NVME_COAL_FEAT_UNTRIED;
 		cc->feat_works = false;
 		cc->feat_lead = 0;
+		/* what user space saved (SV) comes back, the rest does not */
+		nvme_coal_user_reset(cc);
 		if (cc->inflight) {
 			nvme_coal_forget_08h(cc);
 		} else {
-			cc->feat_dw11 = 0;
+			cc->feat_dw11 = READ_ONCE(cc->user_dw11);
 			WRITE_ONCE(cc->hold_us, 0);
-		}
-		/* unless user space saved its 08h (SV), it is gone too */
-		if (!test_bit(NVME_COAL_USER_SAVED, &cc->flags)) {
-			WRITE_ONCE(cc->user_dw11, 0);
-			WRITE_ONCE(cc->user_hold_us, 0);
 		}
 	}
 	mutex_unlock(&cc->lock);

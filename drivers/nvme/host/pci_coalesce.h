@@ -14,6 +14,7 @@
 #include <linux/jiffies.h>
 #include <linux/jump_label.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/time64.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -71,9 +72,6 @@ enum nvme_coal_feat {
 #define NVME_COAL_DEAD		1	/* the controller is going away */
 #define NVME_COAL_SUSPENDED	2	/* host-managed suspend: no command */
 #define NVME_COAL_WATCH		3	/* every queue at QD1 or idle, nothing due */
-#define NVME_COAL_USER_08H	4	/* user space had an 08h taken */
-#define NVME_COAL_USER_09H	5	/* user space had a 09h taken */
-#define NVME_COAL_USER_SAVED	6	/* ... and saved it (SV): kept by resets */
 
 /*
  * How long a watched controller waits for its next sample: a QD1 load,
@@ -93,8 +91,7 @@ enum nvme_coal_feat {
  *	from its own timer every period while a queue is moderated
  * @lock: protects everything the work item decides
  * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD, NVME_COAL_SUSPENDED,
- *	NVME_COAL_WATCH, NVME_COAL_USER_08H, NVME_COAL_USER_09H,
- *	NVME_COAL_USER_SAVED
+ *	NVME_COAL_WATCH
  * @due: get_jiffies_64() from which a handler run queues the work, while
  *	it is not running (no queue moderated, no command waiting)
  * @feat: what the controller answered to Feature 08h
@@ -109,9 +106,19 @@ enum nvme_coal_feat {
  * @hold_us: the longest aggregation time the controller applies now or
  *	will once a command in flight completes; read by the lost-interrupt
  *	poller
- * @user_hold_us: the same for the 08h values user space sent (lockless)
- * @user_dw11: the last 08h value user space had taken (0 after a reset
- *	unless saved)
+ * @user_lock: protects the user_ members below (written from blk-mq
+ *	dispatch and from the admin queue's completions); readers of
+ *	@user_hold_us and @user_dw11 take none
+ * @user_hold_us: the same as @hold_us for the 08h values user space sent
+ * @user_dw11: the controller's 08h value as user space last had it taken;
+ *	0 once the policy's replaced it, the saved one after a reset
+ * @user_saved_dw11: the last 08h value user space saved (SV), which a
+ *	reset brings back
+ * @user_inflight: Set Features 08h from user space sent, not answered
+ * @user_08h: user space had an 08h taken since the policy last looked
+ * @user_09h: the same for a 09h
+ * @user_09h_saved: user space saved a 09h: after a reset no vector's
+ *	Coalescing Disable is known
  * @gen: counts controller (re)starts; a command sent before one is stale
  * @inflight: Set Features commands sent and not answered yet
  * @cd_accepted: the controller took a Feature 09h command
@@ -141,8 +148,14 @@ struct nvme_coal_ctrl {
 	bool off_refused;
 	bool carrying;
 	u32 hold_us;
+	raw_spinlock_t user_lock;
 	u32 user_hold_us;
 	u32 user_dw11;
+	u32 user_saved_dw11;
+	unsigned int user_inflight;
+	bool user_08h;
+	bool user_09h;
+	bool user_09h_saved;
 	unsigned int gen;
 	unsigned int inflight;
 	bool cd_accepted;
@@ -168,6 +181,8 @@ struct nvme_coal_ctrl {
  * @refused: why genirq will not moderate the vector (-errno), 0 if it will
  * @exempt: the vector is exempt from device coalescing (Feature 09h CD)
  * @cd_refused: the controller refused Feature 09h for this vector
+ * @cd_unknown: user space set Feature 09h: whether the vector is exempt
+ *	is not known until a 09h of the policy's is taken
  * @applied_us: the genirq delay this code set on the vector
  * @base_rpc: handler runs per 1024 completions in the last unmoderated
  *	period with enough of them; 0 if none yet
@@ -183,6 +198,7 @@ struct nvme_coal_queue {
 	bool valid;
 	bool exempt;
 	bool cd_refused;
+	bool cd_unknown;
 	int refused;
 	u32 applied_us;
 	u32 base_rpc;

@@ -57,6 +57,8 @@ struct fake_ctrl {
 	u64 hold_ns_at_send;	/* what the poller was told as 08h went out */
 	bool reset_in_send;	/* the controller is reset under the next command */
 	bool stop_in_send;	/* ... only disabled: its queues start later */
+	/* a user 08h the controller answers under the policy's next 08h */
+	const struct nvme_command *user_in_send;
 	bool ignores_08h;	/* takes Feature 08h, applies none of it */
 	int misleads;		/* ... but its runs fall in this many periods */
 	unsigned int adaptive;
@@ -146,6 +148,10 @@ static int fake_set_feature(struct nvme_coal_ctrl *cc, unsigned int fid,
 	}
 	if (fid == NVME_FEAT_IRQ_COALESCE)
 		f->hold_ns_at_send = nvme_coal_hold_ns(&f->q[0]);
+	if (fid == NVME_FEAT_IRQ_COALESCE && f->user_in_send) {
+		nvme_coal_user_done(cc, f->user_in_send, 0);
+		f->user_in_send = NULL;
+	}
 	if (fid == NVME_FEAT_IRQ_CONFIG && f->refuse_vector &&
 	    (dw11 & 0xffff) == f->refuse_vector)
 		return STATUS_INVALID_FIELD;
@@ -715,6 +721,39 @@ static void moved_load_is_moderated_at_once(struct kunit *test)
 }
 
 /*
+ * The load moves from a deep queue 0 to queue 1, a quarter as deep: queue
+ * 0 is parked with its long delay, and Feature 08h takes queue 1's short
+ * one, the wait of the only queue that completes anything.
+ */
+static void parked_queue_leaves_08h_to_the_loaded_one(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	u32 depth[NR_QUEUES] = { }, rate[NR_QUEUES] = { };
+	u32 d1, b1, want, old;
+	int i;
+
+	depth[0] = 4 * (f->p.avg_qd_threshold +
+			f->p.total_inflight_io_threshold + 1);
+	rate[0] = 2 * f->p.high_io_delta;
+	for (i = 0; i < 2 + NVME_COAL_ENGAGE_PERIODS; i++)
+		run_period(f, depth, rate);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+	depth[1] = depth[0] / 4;
+	rate[1] = rate[0];
+	depth[0] = 0;
+	rate[0] = 0;
+	for (i = 0; i < 4; i++)
+		run_period(f, depth, rate);
+	KUNIT_ASSERT_GT(test, f->q[0].pol.parked, 0U);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&f->q[1].pol));
+	expected_delay(f, depth[1], rate[1], &d1, &b1);
+	want = nvme_coal_feat_coalesce(d1, b1);
+	old = nvme_coal_feat_coalesce(f->q[0].pol.delay_us, f->q[0].pol.batch);
+	KUNIT_ASSERT_FALSE(test, nvme_coal_feat_close(old, want));
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, want);
+}
+
+/*
  * The lost-interrupt poller must allow for the controller's aggregation
  * time from the moment an 08h value goes out until it is switched off.
  */
@@ -762,8 +801,10 @@ static struct nvme_command user_set_features(u8 fid, u32 dw11, bool save)
  * goes out (the controller may apply it before it answers), down to
  * nothing once an 08h of 0 is taken; a refused one leaves the value taken
  * before; only 08h and 09h count.  The policy takes the value as the
- * controller's at its next period, and after a 09h sends the exemptions
- * it wants again.  A reset forgets the value unless it was saved.
+ * controller's at its next period and replaces it (nothing moderated: 0),
+ * and the allowance goes with it; after a 09h it sends the exemptions it
+ * wants again.  A reset brings back the last value saved, whatever was
+ * set unsaved after it.
  */
 static void user_features_are_allowed_for(struct kunit *test)
 {
@@ -787,11 +828,12 @@ static void user_features_are_allowed_for(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[1]), 25500 * NSEC_PER_USEC);
 	nvme_coal_user_done(&f->cc, &big, 0);
 	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 25500 * NSEC_PER_USEC);
-	/* the policy takes it as the controller's, or sends its own 0 */
+	/* the policy takes it as the controller's and sends its own 0 */
 	n = f->nsent;
 	quiet_periods(f, 1);
-	KUNIT_EXPECT_TRUE(test, f->cc.feat_dw11 == 0xff01 ||
-			  sent_since(f, n, NVME_FEAT_IRQ_COALESCE, 0));
+	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_COALESCE, 0));
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
 
 	nvme_coal_user_sent(&f->cc, &off);
 	nvme_coal_user_done(&f->cc, &off, 0);
@@ -816,20 +858,93 @@ static void user_features_are_allowed_for(struct kunit *test)
 	nvme_coal_user_done(&f->cc, &big, 0);
 	fake_reset(f);
 	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 25500 * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0xff01);
+	/* an unsaved 0 after it: the reset brings the saved value back */
+	nvme_coal_user_sent(&f->cc, &off);
+	nvme_coal_user_done(&f->cc, &off, 0);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
+	fake_reset(f);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 25500 * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0xff01);
 
 	/* queue 2's exemption undone by user space: sent again when due */
 	f->q[1].exempt = true;
 	cd = user_set_features(NVME_FEAT_IRQ_CONFIG, f->vector[1], false);
 	nvme_coal_user_done(&f->cc, &cd, 0);
 	quiet_periods(f, 1);
-	KUNIT_EXPECT_FALSE(test, f->q[1].exempt);
+	KUNIT_EXPECT_TRUE(test, f->q[1].cd_unknown);
 	n = f->nsent;
 	engage_queue0(test, f);
 	busy_periods(f, 1);
 	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_CONFIG,
 					   f->vector[1] | BIT(16)));
 	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->cc.user_cmds), 6);
+	KUNIT_EXPECT_FALSE(test, f->q[1].cd_unknown);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->cc.user_cmds), 7);
+}
+
+/*
+ * A user 08h answered while the policy's own is on its way: which one the
+ * controller took last is not known, so the policy's value is sent again
+ * at the next period, and the longer aggregation time is allowed for
+ * meanwhile.
+ */
+static void user_08h_crossing_the_policy_s(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	struct nvme_command big = user_set_features(NVME_FEAT_IRQ_COALESCE,
+						    0xff01, false);
+	int n;
+
+	engage_queue0(test, f);
+	busy_periods(f, 2);
+	KUNIT_ASSERT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	KUNIT_ASSERT_NE(test, f->cc.feat_dw11, 0);
+	/* the load stops: the policy's 08h of 0 crosses the user's */
+	nvme_coal_user_sent(&f->cc, &big);
+	f->user_in_send = &big;
+	n = f->nsent;
+	quiet_periods(f, 1);
+	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_COALESCE, 0));
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, NVME_COAL_DW11_UNKNOWN);
+	KUNIT_EXPECT_GE(test, nvme_coal_hold_ns(&f->q[0]),
+			25500 * NSEC_PER_USEC);
+	n = f->nsent;
+	quiet_periods(f, 1);
+	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_COALESCE, 0));
+	KUNIT_EXPECT_EQ(test, f->cc.feat_dw11, 0);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]), 0);
+}
+
+/*
+ * User space sets Coalescing Disable on the vector of a queue the policy
+ * has the controller moderate: after a 09h from user space the policy
+ * takes no vector's setting for granted and sends its own again, in both
+ * directions.
+ */
+static void user_09h_is_sent_again(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	struct nvme_command cd;
+	int n;
+
+	engage_queue0(test, f);
+	busy_periods(f, 2);
+	KUNIT_ASSERT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	KUNIT_ASSERT_FALSE(test, f->q[0].exempt);
+	KUNIT_ASSERT_TRUE(test, f->q[1].exempt);
+	cd = user_set_features(NVME_FEAT_IRQ_CONFIG, f->vector[0] | BIT(16),
+			       false);
+	nvme_coal_user_done(&f->cc, &cd, 0);
+	n = f->nsent;
+	busy_periods(f, 1);
+	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_CONFIG,
+					   f->vector[0]));
+	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_CONFIG,
+					   f->vector[1] | BIT(16)));
+	KUNIT_EXPECT_FALSE(test, f->q[0].cd_unknown);
+	KUNIT_EXPECT_FALSE(test, f->q[0].exempt);
+	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
 }
 
 /*
@@ -1108,8 +1223,11 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(stopped_queue_is_left_alone),
 	KUNIT_CASE(two_moderated_queues_share_one_08h),
 	KUNIT_CASE(moved_load_is_moderated_at_once),
+	KUNIT_CASE(parked_queue_leaves_08h_to_the_loaded_one),
 	KUNIT_CASE(poller_allows_for_device_aggregation),
 	KUNIT_CASE(user_features_are_allowed_for),
+	KUNIT_CASE(user_09h_is_sent_again),
+	KUNIT_CASE(user_08h_crossing_the_policy_s),
 	KUNIT_CASE(cd_refusal_of_one_vector_stays_with_it),
 	KUNIT_CASE(refused_08h_is_not_asked_again),
 	KUNIT_CASE(vector_zero_gets_no_09h),

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The adaptive interrupt coalescing policy of nvme-pci, as pure functions of
- * per-queue samples: no locks, no clocks, no hardware.  See
- * Documentation/admin-guide/nvme/adaptive-coalescing.rst.
+ * per-queue samples: no locks, no clocks, no hardware, so that KUnit and
+ * user space can run them as the driver does.
  */
 #ifndef _NVME_PCI_COALESCE_POLICY_H
 #define _NVME_PCI_COALESCE_POLICY_H
