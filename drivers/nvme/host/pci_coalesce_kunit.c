@@ -917,6 +917,29 @@ static void user_08h_crossing_the_policy_s(struct kunit *test)
 }
 
 /*
+ * The policy's 08h taken while a user 08h is still on its way: the
+ * controller may apply the user's after it, so its allowance stays.
+ */
+static void user_08h_in_flight_keeps_its_allowance(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	struct nvme_command big = user_set_features(NVME_FEAT_IRQ_COALESCE,
+						    0xff01, false);
+
+	engage_queue0(test, f);
+	busy_periods(f, 2);
+	KUNIT_ASSERT_NE(test, f->cc.feat_dw11, 0);
+	nvme_coal_user_sent(&f->cc, &big);
+	quiet_periods(f, 1);
+	KUNIT_ASSERT_EQ(test, f->cc.feat_dw11, 0);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]),
+			25500 * NSEC_PER_USEC);
+	nvme_coal_user_done(&f->cc, &big, 0);
+	KUNIT_EXPECT_EQ(test, nvme_coal_hold_ns(&f->q[0]),
+			25500 * NSEC_PER_USEC);
+}
+
+/*
  * User space sets Coalescing Disable on the vector of a queue the policy
  * has the controller moderate: after a 09h from user space the policy
  * takes no vector's setting for granted and sends its own again, in both
@@ -1228,6 +1251,7 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(user_features_are_allowed_for),
 	KUNIT_CASE(user_09h_is_sent_again),
 	KUNIT_CASE(user_08h_crossing_the_policy_s),
+	KUNIT_CASE(user_08h_in_flight_keeps_its_allowance),
 	KUNIT_CASE(cd_refusal_of_one_vector_stays_with_it),
 	KUNIT_CASE(refused_08h_is_not_asked_again),
 	KUNIT_CASE(vector_zero_gets_no_09h),
