@@ -380,7 +380,7 @@ static u32 nvme_coal_device_target(struct nvme_coal_ctrl *cc)
 	 * moderated queue's wait, and the largest batch lets the busiest one
 	 * save what it can; a slower one waits for the time instead.  A
 	 * parked queue completes next to nothing: its values are kept only
-	 * while no other queue is moderated, so that the queue its load
+	 * while no unparked queue is moderated, so that the queue its load
 	 * moved to waits for its own delay, not for the old one.
 	 */
 	for (qid = 0; (q = nvme_coal_next(cc, &qid)); ) {
@@ -1191,7 +1191,11 @@ void nvme_coal_start(struct nvme_coal_queue *q, struct nvme_coal_ctrl *cc,
 	/* a command still on its way may reach the controller just reset */
 	if (first && cc->inflight)
 		nvme_coal_forget_08h(cc);
-	/* user commands failed during the reset were never answered */
+	/*
+	 * A user command whose LIVE check passed just before the reset
+	 * began may be counted after nvme_coal_stop() reset the count, and
+	 * then cancelled unanswered: the count starts again from nothing.
+	 */
 	if (first)
 		nvme_coal_user_reset(cc);
 	memset(&q->pol, 0, sizeof(q->pol));

@@ -971,6 +971,38 @@ static void user_09h_is_sent_again(struct kunit *test)
 }
 
 /*
+ * A 09h user space saved (SV) comes back with every reset: no vector's
+ * Coalescing Disable is known after one, so the policy sends again the
+ * one its moderated queue needs (off, where user space saved it on), or
+ * the controller would never coalesce that queue while 08h is on.
+ */
+static void saved_user_09h_is_sent_again_after_a_reset(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	struct nvme_command cd;
+	int n;
+
+	engage_queue0(test, f);
+	busy_periods(f, 2);
+	KUNIT_ASSERT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	cd = user_set_features(NVME_FEAT_IRQ_CONFIG, f->vector[0] | BIT(16),
+			       true);
+	nvme_coal_user_done(&f->cc, &cd, 0);
+	busy_periods(f, 1);
+	KUNIT_ASSERT_FALSE(test, f->q[0].cd_unknown);
+	fake_reset(f);
+	KUNIT_EXPECT_TRUE(test, f->q[0].cd_unknown);
+	KUNIT_EXPECT_TRUE(test, f->q[1].cd_unknown);
+	n = f->nsent;
+	busy_periods(f, 1 + NVME_COAL_ENGAGE_PERIODS + 2);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_CONFIG,
+					   f->vector[0]));
+	KUNIT_EXPECT_FALSE(test, f->q[0].cd_unknown);
+	KUNIT_EXPECT_FALSE(test, f->q[0].exempt);
+}
+
+/*
  * A 09h refusal for one vector, after others were taken, is that vector's.
  * That vector cannot be exempted: 08h would coalesce it, so the controller
  * stays off and genirq carries the moderated queue.
@@ -1250,6 +1282,7 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(poller_allows_for_device_aggregation),
 	KUNIT_CASE(user_features_are_allowed_for),
 	KUNIT_CASE(user_09h_is_sent_again),
+	KUNIT_CASE(saved_user_09h_is_sent_again_after_a_reset),
 	KUNIT_CASE(user_08h_crossing_the_policy_s),
 	KUNIT_CASE(user_08h_in_flight_keeps_its_allowance),
 	KUNIT_CASE(cd_refusal_of_one_vector_stays_with_it),

@@ -215,12 +215,14 @@ run() {
 	watch_hold > "$WORK/$name.hold" &
 	wpid=$!
 	at_exit "kill $wpid 2> /dev/null"
+	# until a value is seen, or fio (5 s) is over
 	SEEN[$name]=0
-	for i in $(seq 35); do
+	for i in $(seq 100); do
 		pause 0.1
 		v=$($probe)
 		[ "$v" -gt "${SEEN[$name]}" ] 2> /dev/null && SEEN[$name]=$v
 		[ "$v" -gt 0 ] 2> /dev/null && break
+		kill -0 "$fpid" 2> /dev/null || break
 	done
 	stop_coal "$pid"
 	COAL_RC[$name]=$?
@@ -241,7 +243,11 @@ run() {
 	ktap_print_msg "$name: largest value seen ${SEEN[$name]} (the last $v), nvme-coal exit" \
 		"${COAL_RC[$name]}, ${DECISIONS[$name]:-no} decisions," \
 		"${RECOVERED[$name]} lost or early interrupt recoveries"
-	grep -v '^nvme-coal: nvme' "$WORK/$name.out" | head -n 8 | while read -r line; do
+	# its first decisions, and every other message but the one above
+	# (a vector no longer its own, a command refused)
+	awk '/^nvme-coal: nvme/ && !b { b = 1; next }
+	     / -> / { if (++d > 8) next } { print }' "$WORK/$name.out" |
+	while read -r line; do
 		ktap_print_msg "$name: nvme-coal: $line"
 	done
 	ktap_print_msg "$name: Set Features from user space ${UCMDS[$name]}; driver's" \
