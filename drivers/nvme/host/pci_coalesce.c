@@ -888,7 +888,8 @@ static bool nvme_coal_shallow(const struct nvme_coal_queue *q)
  * out or was held back.  Otherwise the next handler run a period from now
  * queues the work: a load the policy leaves alone costs no timer.  Sets
  * NVME_COAL_WATCH if every started queue is shallow and nothing is due:
- * then that is a second from now.
+ * then that is a second from now; NVME_COAL_CALM if every one is off and
+ * was not high: NVME_COAL_CALM_PERIODS periods from now.
  * Context: the work item (a KUnit test with a fake controller).
  */
 VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
@@ -901,7 +902,7 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 	struct nvme_coal_params p;
 	struct nvme_coal_queue *q;
 	unsigned int qid;
-	bool engaged = false, watch = true;
+	bool engaged = false, watch = true, calm = true;
 	u64 held;
 	int n;
 
@@ -941,6 +942,7 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 		/* switched off: the timer runs until every queue is released */
 		engaged |= nvme_coal_engaged(&q->pol);
 		watch &= nvme_coal_shallow(q);
+		calm &= q->valid && q->pol.state == NVME_COAL_OFF;
 	}
 	if (!cc->feat_works)
 		nvme_coal_judge_08h(cc, verdict, missed, missed_rpc);
@@ -948,6 +950,7 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 	n = nvme_coal_actuate(cc, cmds, nvme_coal_cmd_budget(cc, now_ns));
 	held = cc->cmds_held - held;
 	assign_bit(NVME_COAL_WATCH, &cc->flags, watch && !n && !held);
+	assign_bit(NVME_COAL_CALM, &cc->flags, calm && !n && !held);
 	mutex_unlock(&cc->lock);
 	nvme_coal_send(cc, cmds, n);
 	/* commands for a controller that is not live wait for an interrupt */
@@ -955,6 +958,9 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 	       ((n || held) && nvme_ctrl_state(cc->ctrl) == NVME_CTRL_LIVE);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_period);
+
+/* the sample after a calm wait, even a period late, is judged */
+static_assert(NVME_COAL_CALM_PERIODS < NVME_COAL_STALE_PERIODS);
 
 static void nvme_coal_work(struct work_struct *work)
 {
@@ -978,6 +984,8 @@ static void nvme_coal_work(struct work_struct *work)
 	}
 	if (test_bit(NVME_COAL_WATCH, &cc->flags))
 		period = max(period, msecs_to_jiffies(NVME_COAL_WATCH_MS));
+	else if (test_bit(NVME_COAL_CALM, &cc->flags))
+		period *= NVME_COAL_CALM_PERIODS;
 	/*
 	 * The first handler run a period from now samples again; one that
 	 * reads the old @due only samples early.

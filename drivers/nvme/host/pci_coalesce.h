@@ -72,6 +72,7 @@ enum nvme_coal_feat {
 #define NVME_COAL_DEAD		1	/* the controller is going away */
 #define NVME_COAL_SUSPENDED	2	/* host-managed suspend: no command */
 #define NVME_COAL_WATCH		3	/* every queue at QD1 or idle, nothing due */
+#define NVME_COAL_CALM		4	/* every queue off and not high, nothing due */
 
 /*
  * How long a watched controller waits for its next sample: a QD1 load,
@@ -83,6 +84,15 @@ enum nvme_coal_feat {
  */
 #define NVME_COAL_WATCH_MS	1000
 
+/*
+ * How many periods a calm controller waits for its next sample: with every
+ * queue off, its last sample not high, and no command due, a deeper load
+ * the policy leaves alone is sampled every third period instead of every
+ * one, and a rise is first seen high up to two periods later.  Under
+ * NVME_COAL_STALE_PERIODS, so that the sample after the wait is judged.
+ */
+#define NVME_COAL_CALM_PERIODS	3
+
 /**
  * struct nvme_coal_ctrl - adaptive coalescing of one controller
  * @ctrl: the controller, for its state, messages and commands
@@ -91,7 +101,7 @@ enum nvme_coal_feat {
  *	from its own timer every period while a queue is moderated
  * @lock: protects everything the work item decides
  * @flags: NVME_COAL_RUNNING, NVME_COAL_DEAD, NVME_COAL_SUSPENDED,
- *	NVME_COAL_WATCH
+ *	NVME_COAL_WATCH, NVME_COAL_CALM
  * @due: get_jiffies_64() from which a handler run queues the work, while
  *	it is not running (no queue moderated, no command waiting)
  * @feat: what the controller answered to Feature 08h

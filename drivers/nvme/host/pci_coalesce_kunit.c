@@ -534,6 +534,43 @@ static void unmoderated_load_needs_no_timer(struct kunit *test)
 }
 
 /*
+ * A deeper load the policy leaves alone (every queue off, its sample not
+ * high) is calm: its next sample is due NVME_COAL_CALM_PERIODS periods
+ * later, and that sample, even a period late, is judged: a rise seen high
+ * arms the queue, which ends the calm, and the next high one moderates it.
+ */
+static void calm_load_is_sampled_every_third_period(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 1);
+	u32 depth[NR_QUEUES], rate[NR_QUEUES];
+	u32 late = NVME_COAL_CALM_PERIODS + 1;
+	int i;
+
+	for (i = 0; i < NR_QUEUES; i++) {
+		depth[i] = 4;
+		rate[i] = 10;
+	}
+	quiet_periods(f, 1);
+	KUNIT_EXPECT_FALSE(test, run_period(f, depth, rate));
+	KUNIT_EXPECT_EQ(test, f->q[0].pol.state, NVME_COAL_OFF);
+	KUNIT_EXPECT_TRUE(test, test_bit(NVME_COAL_CALM, &f->cc.flags));
+	KUNIT_EXPECT_FALSE(test, test_bit(NVME_COAL_WATCH, &f->cc.flags));
+
+	/* run_period() adds the last of the @late periods */
+	f->now += (u64)(late - 1) * f->p.period_ms * NSEC_PER_MSEC;
+	depth[0] = f->p.avg_qd_threshold + f->p.total_inflight_io_threshold + 1;
+	rate[0] = 2 * f->p.high_io_delta * late;
+	run_period(f, depth, rate);
+	KUNIT_EXPECT_TRUE(test, f->q[0].valid);
+	KUNIT_EXPECT_EQ(test, f->q[0].pol.state, NVME_COAL_ARMING);
+	KUNIT_EXPECT_FALSE(test, test_bit(NVME_COAL_CALM, &f->cc.flags));
+	rate[0] = 2 * f->p.high_io_delta;
+	run_period(f, depth, rate);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+	KUNIT_EXPECT_FALSE(test, test_bit(NVME_COAL_CALM, &f->cc.flags));
+}
+
+/*
  * A controller that takes 08h and signals every completion anyway is found
  * out by the handler runs of the queue it was to carry: switched off after
  * NVME_COAL_CHECK_PERIODS such periods, genirq carries the queue, and 08h
@@ -1271,6 +1308,7 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(commands_wait_for_a_live_controller),
 	KUNIT_CASE(suspend_sends_nothing_until_resume),
 	KUNIT_CASE(unmoderated_load_needs_no_timer),
+	KUNIT_CASE(calm_load_is_sampled_every_third_period),
 	KUNIT_CASE(ignored_08h_is_switched_off),
 	KUNIT_CASE(misleading_period_settles_nothing),
 	KUNIT_CASE(no_answer_is_asked_again),

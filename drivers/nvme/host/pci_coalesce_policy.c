@@ -62,8 +62,6 @@
 #define NVME_COAL_MAX_DEPTH		65536
 /* No queue completes more than one command per 10 ns. */
 #define NVME_COAL_MIN_NS_PER_CMD	10
-/* Readings further apart than this many periods only re-baseline. */
-#define NVME_COAL_STALE_PERIODS		4
 
 /**
  * nvme_coal_measure() - turn a queue's raw counters into one period's load

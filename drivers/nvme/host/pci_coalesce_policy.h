@@ -21,6 +21,8 @@
  * the longest a moderated queue is kept while its load is on another queue.
  */
 #define NVME_COAL_WINDOW_PERIODS	20
+/* Readings further apart than this many periods only set a new baseline. */
+#define NVME_COAL_STALE_PERIODS		4
 /* A new delay is applied only if it differs from the old one by a quarter. */
 #define NVME_COAL_RETUNE_SHIFT		2
 /* Average depths are kept in 1/16 of a command: QD1 reads 16. */
