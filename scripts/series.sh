@@ -183,7 +183,8 @@ PY
 	{
 		echo "This series is for ${tree_of[$name]}."
 		[ "$needs" = - ] ||
-			echo "It needs the ${needs//,/ and the } series, posted alongside, applied first (prerequisite-patch-id below)."
+			printf '%s\n' "It needs the ${needs//,/ and the } series, posted alongside," \
+				"applied first (prerequisite-patch-id below)."
 		echo
 		base_note "$touched"
 		echo

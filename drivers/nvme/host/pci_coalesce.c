@@ -1072,6 +1072,7 @@ static int coalescing_show(struct seq_file *m, void *unused)
 		seq_printf(m, "q%u.storm: %u\n", id, q->pol.storm);
 		seq_printf(m, "q%u.parked: %u\n", id, q->pol.parked);
 		seq_printf(m, "q%u.exempt: %u\n", id, q->exempt);
+		seq_printf(m, "q%u.cd_unknown: %u\n", id, q->cd_unknown);
 		seq_printf(m, "q%u.decisions: %llu\n", id, q->decisions);
 		seq_printf(m, "q%u.moderated_ms: %llu\n", id,
 			   div_u64(q->moderated_ns, NSEC_PER_MSEC));
