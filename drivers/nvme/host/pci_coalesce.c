@@ -959,14 +959,32 @@ VISIBLE_IF_KUNIT bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns)
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_coal_period);
 
-/* the sample after a calm wait, even a period late, is judged */
+/* the sample after a calm wait, if not much later, is judged */
 static_assert(NVME_COAL_CALM_PERIODS < NVME_COAL_STALE_PERIODS);
+
+/*
+ * How long after a period without a timer the first handler run queues
+ * the next one: a period; a second if the controller is watched;
+ * NVME_COAL_CALM_PERIODS periods if it is calm, counted in milliseconds
+ * before they are rounded up to jiffies, so that the wait stays under the
+ * policy's stale limit at any HZ.  Context: the work item.
+ */
+VISIBLE_IF_KUNIT unsigned long nvme_coal_wait(const struct nvme_coal_ctrl *cc,
+					      u32 period_ms)
+{
+	if (test_bit(NVME_COAL_WATCH, &cc->flags))
+		return msecs_to_jiffies(max_t(u32, period_ms, NVME_COAL_WATCH_MS));
+	if (test_bit(NVME_COAL_CALM, &cc->flags))
+		return msecs_to_jiffies(NVME_COAL_CALM_PERIODS * period_ms);
+	return msecs_to_jiffies(period_ms);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_coal_wait);
 
 static void nvme_coal_work(struct work_struct *work)
 {
 	struct nvme_coal_ctrl *cc = container_of(to_delayed_work(work),
 						 struct nvme_coal_ctrl, work);
-	unsigned long period;
+	u32 period_ms;
 	bool more;
 
 	/* NVME_COAL_RUNNING stays set: no interrupt queues the work again */
@@ -977,20 +995,17 @@ static void nvme_coal_work(struct work_struct *work)
 	if (test_bit(NVME_COAL_DEAD, &cc->flags) ||
 	    test_bit(NVME_COAL_SUSPENDED, &cc->flags))
 		return;
-	period = msecs_to_jiffies(READ_ONCE(nvme_coal_knobs.period_ms));
+	period_ms = READ_ONCE(nvme_coal_knobs.period_ms);
 	if (more) {
-		queue_delayed_work(nvme_wq, &cc->work, period);
+		queue_delayed_work(nvme_wq, &cc->work,
+				   msecs_to_jiffies(period_ms));
 		return;
 	}
-	if (test_bit(NVME_COAL_WATCH, &cc->flags))
-		period = max(period, msecs_to_jiffies(NVME_COAL_WATCH_MS));
-	else if (test_bit(NVME_COAL_CALM, &cc->flags))
-		period *= NVME_COAL_CALM_PERIODS;
 	/*
-	 * The first handler run a period from now samples again; one that
-	 * reads the old @due only samples early.
+	 * The first handler run after the wait samples again; one that reads
+	 * the old @due only samples early.
 	 */
-	WRITE_ONCE(cc->due, get_jiffies_64() + period);
+	WRITE_ONCE(cc->due, get_jiffies_64() + nvme_coal_wait(cc, period_ms));
 	clear_bit(NVME_COAL_RUNNING, &cc->flags);
 }
 

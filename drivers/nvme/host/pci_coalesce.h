@@ -88,8 +88,10 @@ enum nvme_coal_feat {
  * How many periods a calm controller waits for its next sample: with every
  * queue off, its last sample not high, and no command due, a deeper load
  * the policy leaves alone is sampled every third period instead of every
- * one, and a rise is first seen high up to two periods later.  Under
- * NVME_COAL_STALE_PERIODS, so that the sample after the wait is judged.
+ * one.  A rise is then first seen high up to three periods later: a sample
+ * covers three periods, and one the rise fills only in part may not be
+ * high.  Under NVME_COAL_STALE_PERIODS, so that the sample after the wait
+ * is judged.
  */
 #define NVME_COAL_CALM_PERIODS	3
 
@@ -191,8 +193,9 @@ struct nvme_coal_ctrl {
  * @refused: why genirq will not moderate the vector (-errno), 0 if it will
  * @exempt: the vector is exempt from device coalescing (Feature 09h CD)
  * @cd_refused: the controller refused Feature 09h for this vector
- * @cd_unknown: user space set Feature 09h: whether the vector is exempt
- *	is not known until a 09h of the policy's is taken
+ * @cd_unknown: user space set Feature 09h, or a reset brought back one it
+ *	saved: whether the vector is exempt is not known until a 09h of the
+ *	policy's is taken
  * @applied_us: the genirq delay this code set on the vector
  * @base_rpc: handler runs per 1024 completions in the last unmoderated
  *	period with enough of them; 0 if none yet
@@ -241,6 +244,7 @@ void nvme_coal_user_done(struct nvme_coal_ctrl *cc,
 #if IS_ENABLED(CONFIG_KUNIT)
 void nvme_coal_params(struct nvme_coal_params *p);
 bool nvme_coal_period(struct nvme_coal_ctrl *cc, u64 now_ns);
+unsigned long nvme_coal_wait(const struct nvme_coal_ctrl *cc, u32 period_ms);
 /* what a KUnit test's fake controller stands in for */
 struct nvme_coal_queue *nvme_coal_next_queue(struct nvme_coal_ctrl *cc,
 					     unsigned int *qid);
@@ -272,8 +276,8 @@ static inline bool nvme_coal_enabled(void)
  * @depth: the commands outstanding on the queue as the handler runs
  *
  * Queues the controller's sampling once a period has passed since the
- * last sample, or a second if the controller is watched at QD1, unless it
- * runs from its own timer; a watched controller whose queue has more than
+ * last sample, a second if the controller is watched at QD1, three
+ * periods if it is calm, unless it runs from its own timer; a watched controller whose queue has more than
  * one command outstanding is sampled at once.  The run and its depth are
  * in the queue's statistics, which the sampling reads.
  *

@@ -535,26 +535,40 @@ static void unmoderated_load_needs_no_timer(struct kunit *test)
 
 /*
  * A deeper load the policy leaves alone (every queue off, its sample not
- * high) is calm: its next sample is due NVME_COAL_CALM_PERIODS periods
- * later, and that sample, even a period late, is judged: a rise seen high
- * arms the queue, which ends the calm, and the next high one moderates it.
+ * high; not a first sample, which only sets the baseline) is calm: its
+ * next sample is due NVME_COAL_CALM_PERIODS periods later, rounded to
+ * jiffies under the policy's stale limit at every period the knob takes,
+ * and that sample, even a period late, is judged: a rise seen high arms
+ * the queue, which ends the calm, and the next high one moderates it.
  */
 static void calm_load_is_sampled_every_third_period(struct kunit *test)
 {
 	struct fake_ctrl *f = fake_ctrl(test, 1);
 	u32 depth[NR_QUEUES], rate[NR_QUEUES];
 	u32 late = NVME_COAL_CALM_PERIODS + 1;
+	u32 period;
 	int i;
 
 	for (i = 0; i < NR_QUEUES; i++) {
 		depth[i] = 4;
 		rate[i] = 10;
 	}
-	quiet_periods(f, 1);
+	KUNIT_EXPECT_FALSE(test, run_period(f, depth, rate));
+	KUNIT_EXPECT_FALSE(test, test_bit(NVME_COAL_CALM, &f->cc.flags));
+	KUNIT_EXPECT_EQ(test, nvme_coal_wait(&f->cc, f->p.period_ms),
+			msecs_to_jiffies(f->p.period_ms));
 	KUNIT_EXPECT_FALSE(test, run_period(f, depth, rate));
 	KUNIT_EXPECT_EQ(test, f->q[0].pol.state, NVME_COAL_OFF);
 	KUNIT_EXPECT_TRUE(test, test_bit(NVME_COAL_CALM, &f->cc.flags));
 	KUNIT_EXPECT_FALSE(test, test_bit(NVME_COAL_WATCH, &f->cc.flags));
+	KUNIT_EXPECT_EQ(test, nvme_coal_wait(&f->cc, f->p.period_ms),
+			msecs_to_jiffies(NVME_COAL_CALM_PERIODS *
+					 f->p.period_ms));
+	for (period = 10; period <= 1000; period++)
+		if (jiffies_to_msecs(nvme_coal_wait(&f->cc, period)) >=
+		    NVME_COAL_STALE_PERIODS * period)
+			break;
+	KUNIT_EXPECT_GT(test, period, 1000);
 
 	/* run_period() adds the last of the @late periods */
 	f->now += (u64)(late - 1) * f->p.period_ms * NSEC_PER_MSEC;
