@@ -277,9 +277,10 @@ static inline bool nvme_coal_enabled(void)
  *
  * Queues the controller's sampling once a period has passed since the
  * last sample, a second if the controller is watched at QD1, three
- * periods if it is calm, unless it runs from its own timer; a watched controller whose queue has more than
- * one command outstanding is sampled at once.  The run and its depth are
- * in the queue's statistics, which the sampling reads.
+ * periods if it is calm, unless it runs from its own timer; a watched
+ * controller whose queue has more than one command outstanding is sampled
+ * at once.  The run and its depth are in the queue's statistics, which the
+ * sampling reads.
  *
  * Context: the queue's interrupt handler.
  */
