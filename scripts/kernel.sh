@@ -8,6 +8,7 @@
 #          concurrency the series changes: the interrupt core, PCI MSI,
 #          irq_poll and nvme-pci (lib.sh: TEST_KCSAN_FILES) + suspend to
 #          idle and pm_test (scripts/config/suspend.config, for suspend.sh)
+#          + what no guest uses, off (scripts/config/lean.config)
 #   bench  the series, tinyconfig + the selftest fragment, no debug options
 #   stock  the pristine base, same configuration as bench, built in the
 #          series' tree checked out at base for the build (below)
@@ -15,8 +16,8 @@
 #          from its folder: make check's stock boots, without the bench
 #          kernel
 #   sanitize  the series, test options + KASAN and kmemleak, nvme as modules
-#          (installed under the build folder's modules/); KCSAN excludes
-#          KASAN, so this one has no KCSAN
+#          (installed under the build folder's modules/), lean.config; KCSAN
+#          excludes KASAN, so this one has no KCSAN
 # After configuring, every option of the fragments must have taken effect.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -27,16 +28,17 @@ kflags=()
 case $flavour in
 test)	src=$SRC
 	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/kcsan.config"
-		"$TOP/scripts/config/suspend.config")
+		"$TOP/scripts/config/suspend.config" "$TOP/scripts/config/lean.config")
 	kflags+=($(test_kflags)) ;;
 bench)	src=$SRC ;;
 stock)	src=$SRC ;;
 stock-test) src=$SRC
 	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/kcsan.config"
-		"$TOP/scripts/config/suspend.config")
+		"$TOP/scripts/config/suspend.config" "$TOP/scripts/config/lean.config")
 	kflags+=($(test_kflags)) ;;
 sanitize) src=$SRC
-	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config") ;;
+	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config"
+		"$TOP/scripts/config/lean.config") ;;
 *)	die "unknown kernel flavour '$flavour' (test, bench, stock, stock-test or sanitize)" ;;
 esac
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
