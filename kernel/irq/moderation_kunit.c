@@ -263,7 +263,15 @@ static void held_interrupt_is_replayed(struct kunit *test, irq_flow_handler_t fl
 	KUNIT_EXPECT_EQ(test, irq_get_moderation(l->irq), HOLD_US);
 	fake_raise(l);
 	KUNIT_EXPECT_EQ(test, l->runs, 1);
-	fake_raise(l);				/* in the quiet time: held */
+	/*
+	 * In the quiet time: held.  A host that stalled the case past it
+	 * leaves nothing to judge.
+	 */
+	if (!fake_raise_within(l, HOLD_US * NSEC_PER_USEC / 2)) {
+		kunit_mark_skipped(test, "quiet time over before the second raise");
+		fake_free(l, true);
+		return;
+	}
 	KUNIT_EXPECT_EQ(test, l->runs, 1);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(l->masked));
 	/*
