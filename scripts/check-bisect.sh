@@ -17,7 +17,7 @@ for c in $(git -C "$SRC" rev-list --reverse base..series); do
 	subject=$(git -C "$SRC" log -1 --format=%s "$c")
 	git -C "$wt" checkout -q -f --detach "$c"
 	cp "$(kbuild_dir test)/.config" "$out/.config"
-	if make -s -C "$wt" O="$out" ARCH=x86_64 CC="ccache gcc" -j"$(nproc)" \
+	if make -s -C "$wt" O="$out" ARCH=x86_64 CC="$KCC" -j"$(nproc)" \
 		$(test_kflags) olddefconfig bzImage > "$out/build.log" 2>&1; then
 		echo "pass bisect$BASE_TAG: $subject"
 	else

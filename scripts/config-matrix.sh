@@ -28,7 +28,7 @@ variants=(
 out=$(kbuild_dir matrix)
 mkdir -p "$out"
 kmake() {
-	make -C "$SRC" O="$out" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
+	make -C "$SRC" O="$out" ARCH=x86_64 CC="$KCC" HOSTCC="ccache gcc" \
 		-j"$(nproc)" "$@"
 }
 # the test configuration without its debug options: tinyconfig and the

@@ -64,7 +64,7 @@ echo "$SRC" > "$out/.source"
 
 export CCACHE_BASEDIR=$BASE_BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
 kmake() {
-	make -C "$src" O="$out" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
+	make -C "$src" O="$out" ARCH=x86_64 CC="$KCC" HOSTCC="ccache gcc" \
 		-j"$(nproc)" "$@"
 }
 

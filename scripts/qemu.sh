@@ -76,7 +76,9 @@ for p in "${patch_list[@]}"; do
 		{ cat "$work/patch.log" >&2; die "QEMU patch $(basename "$p") does not apply to $version"; }
 done
 
-export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
+# depend mode (see lib.sh): meson's -MD lists every header, the system's
+# too, and nothing qemu-system-x86_64 compiles uses .incbin
+export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1
 mkdir -p "$work/build"
 cd "$work/build"
 if [ ! -f build.ninja ] || [ "$(cat .configure-opts 2> /dev/null)" != "${configure_opts[*]}" ]; then

@@ -157,7 +157,7 @@ done
 # the kernels' compiler (a CC of its own would rebuild the objects, and
 # without ccache): only sparse runs on every object each time
 export CCACHE_BASEDIR=$BASE_BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
-kcc=(CC="ccache gcc" HOSTCC="ccache gcc")
+kcc=(CC="$KCC" HOSTCC="ccache gcc")
 # the pinned sparse (lib.sh); kbuild drops C=2 with a warning, and checks
 # nothing, when the checker cannot read the tree's headers.  Its short
 # output (V=0, whatever make check was given) names each file checked.
