@@ -347,11 +347,18 @@ static void nvme_coal_decide_queue(struct nvme_coal_ctrl *cc,
 				   const struct nvme_coal_load *total)
 {
 	bool was = nvme_coal_engaged(&q->pol);
+	u32 parked = q->pol.parked;
 	u32 old = q->pol.delay_us;
+	bool changed;
 
 	if (was)
 		q->moderated_ns += q->load.elapsed_ns;
-	if (!nvme_coal_decide(&q->pol, p, &q->load, total))
+	changed = nvme_coal_decide(&q->pol, p, &q->load, total);
+	if (!parked != !q->pol.parked)
+		trace_nvme_coalesce_park(cc->ctrl->instance, nvme_coal_qid(q),
+					 q->pol.parked, parked, old, &q->load,
+					 total);
+	if (!changed)
 		return;
 	q->decisions++;
 	cc->decisions++;

@@ -154,6 +154,37 @@ TRACE_EVENT(nvme_coalesce_decision,
 		      __entry->period_us)
 );
 
+/*
+ * A moderated queue was parked (its load moved to another queue of the
+ * controller: kept moderated) or left parked: its load came back, or it
+ * is released (nvme_coalesce_decision then follows).
+ */
+TRACE_EVENT(nvme_coalesce_park,
+	    TP_PROTO(int ctrl, u16 qid, bool parked, u32 periods, u32 delay_us,
+		     const struct nvme_coal_load *q,
+		     const struct nvme_coal_load *total),
+	    TP_ARGS(ctrl, qid, parked, periods, delay_us, q, total),
+	    TP_STRUCT__entry(__field(int, ctrl)
+			     __field(u16, qid)
+			     __field(bool, parked)
+			     __field(u32, periods)
+			     __field(u32, delay_us)
+			     __field(u32, completions)
+			     __field(u32, ctrl_completions)),
+	    TP_fast_assign(__entry->ctrl = ctrl;
+			   __entry->qid = qid;
+			   __entry->parked = parked;
+			   __entry->periods = periods;
+			   __entry->delay_us = delay_us;
+			   __entry->completions = q->completions;
+			   __entry->ctrl_completions = total->completions;),
+	    TP_printk("nvme%d qid=%u %s periods=%u delay_us=%u completions=%u ctrl_completions=%u",
+		      __entry->ctrl, __entry->qid,
+		      __entry->parked ? "parked" : "unparked",
+		      __entry->periods, __entry->delay_us,
+		      __entry->completions, __entry->ctrl_completions)
+);
+
 /* One period of one queue, as the policy saw it. */
 TRACE_EVENT(nvme_coalesce_sample,
 	    TP_PROTO(int ctrl, u16 qid, const struct nvme_coal_load *q,

@@ -8,7 +8,9 @@
 # completed I/O fall against nvme.adaptive_coalescing=0 (written at run time) in the
 # same boot (handler runs under genirq moderation, the device's messages,
 # read through scripts/vm's QMP channel, when the controller coalesces);
-# once the load stops the queues are released.  A controller that lets
+# once the load stops the queues are released.  A moderated queue whose
+# load moves to another CPU's queue is parked, and leaves that state when
+# the load comes back (tracepoint).  A controller that lets
 # Feature 08h be changed carries the moderated queues itself: the Interrupt
 # Coalescing and Interrupt Vector Configuration values read back from it
 # are the ones the driver set (aggregation on, the vectors of the queues
@@ -45,6 +47,8 @@ ALL_TESTS="
 	on_moderated
 	on_fewer_runs
 	on_released
+	park_traced
+	unpark_traced
 	device_feature_08h
 	device_readback_loaded
 	device_readback_released
@@ -451,6 +455,90 @@ on_fewer_runs() {
 on_released() {
 	once on on_run
 	ktap_test_result "load stopped: every queue released" [ "$on_released" = 0 ]
+}
+
+# A moderated queue whose load moves to another queue of its controller is
+# parked (kept moderated), and no longer parked once the load comes back:
+# one fio job at QD32 on the first drive, on CPU 1, moved to CPU 0 for
+# half a second (10 periods, within the 20 a queue stays parked) and back
+# (taskset: no gap between the queues' loads); the nvme_coalesce_park
+# events of CPU 1's queue, traced in an instance of their own.
+PARK=/sys/kernel/tracing/instances/nvme_irq_park
+
+park_run() {
+	local ns h c pid fpid q=""
+
+	once low low_thresholds
+	ns=$(first_ns)
+	ns=${ns##*/}
+	c=$(ns_ctrl "$ns")
+	for h in /sys/block/"$ns"/mq/*; do
+		[ "$(cat "$h/cpu_list")" = 1 ] && q=$((${h##*/} + 1))
+	done
+	park_events="" park_fio=1 park_why=""
+	if [ "$(nproc)" -lt 2 ] || [ -z "$q" ] || [ -z "$c" ]; then
+		park_why="needs a queue of its own for CPU 1"
+		return
+	fi
+	if ! command -v taskset > /dev/null; then
+		park_why="needs taskset"
+		return
+	fi
+	rmdir "$PARK" 2> /dev/null
+	if ! mkdir "$PARK"; then
+		park_why="no trace instance"
+		return
+	fi
+	echo 1 > "$PARK/events/nvme_pci/nvme_coalesce_park/enable"
+	echo 1 > "$PARK/events/nvme_pci/nvme_coalesce_decision/enable"
+	ktap_print_msg "$ns: QD32 on queue $q (CPU 1), moved to CPU 0 and back"
+	# no verify: a verifying read job ends after one pass over its size
+	fio_json park --thread --rw=randread --iodepth=32 --time_based \
+		--runtime=4 --bs=4k --ioengine=libaio --direct=1 --size=16m \
+		--filename="/dev/$ns" --name=park --cpus_allowed=1 &
+	pid=$!
+	pause 1.5
+	fpid=$(pgrep -x fio | head -n 1)
+	if [ -n "$fpid" ]; then
+		taskset -a -p -c 0 "$fpid" > /dev/null
+		pause 0.5
+		taskset -a -p -c 1 "$fpid" > /dev/null
+	fi
+	wait "$pid"
+	park_fio=$?
+	echo 0 > "$PARK/tracing_on"
+	grep -E " $c qid=$q " "$PARK/trace" > "$WORK/park.trace"
+	rmdir "$PARK"
+	ktap_print_msg "$(grep -c nvme_coalesce_decision "$WORK/park.trace") decisions on queue $q"
+	grep nvme_coalesce_park "$WORK/park.trace" | head -n 6 |
+		sed 's/^.*nvme_coalesce_/# /'
+	# in order: parked, unparked, of CPU 1's queue
+	park_events=$(grep -o -E 'qid=[0-9]+ (parked|unparked)' "$WORK/park.trace" |
+		awk '{ print $2 }' | tr '\n' ' ')
+}
+
+park_traced() {
+	local msg="load moved to another CPU: the moderated queue parked" ok=1
+
+	once park park_run
+	if [ -n "$park_why" ]; then
+		ktap_test_skip "$park_why"
+		return
+	fi
+	[ "$park_fio" = 0 ] && grep -qw parked <<< "$park_events" && ok=0
+	ktap_test_result "$msg (traced), no fio error" [ $ok = 0 ]
+}
+
+unpark_traced() {
+	local msg="load moved to another CPU: the moderated queue parked" ok=1
+
+	once park park_run
+	if [ -n "$park_why" ]; then
+		ktap_test_skip "$park_why"
+		return
+	fi
+	grep -qE '(^| )parked unparked' <<< "$park_events" && ok=0
+	ktap_test_result "load back: the parked queue left parked (traced)" [ $ok = 0 ]
 }
 
 # A controller that takes Feature 08h carries the moderated queues: what
