@@ -12,6 +12,8 @@ out=$(kbuild_dir bisect)
 [ -f "$(kbuild_dir test)/.config" ] || die "configure the test kernel first: make kernel"
 [ -d "$wt" ] || git -C "$SRC" worktree add -q --detach "$wt" base
 mkdir -p "$out"
+# as kernel.sh builds: the same cache keys for the same sources
+export CCACHE_BASEDIR=$BASE_BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
 fail=0
 for c in $(git -C "$SRC" rev-list --reverse base..series); do
 	subject=$(git -C "$SRC" log -1 --format=%s "$c")

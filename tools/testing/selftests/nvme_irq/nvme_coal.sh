@@ -14,7 +14,8 @@
 # on, it writes back every value it changed: 08h, each vector's 09h and
 # each moderation_us read back as they were before.  nvme-pci sees its
 # Set Features on the admin queue and allows for the aggregation time it
-# set (debugfs hold_us) while it is set, none before or after.
+# set (debugfs hold_us) while it is set, none before or after, also for an
+# 08h set with nvme-cli and read back from the controller.
 # nvme-coal is taken from $NVME_COAL, the PATH, or tools/nvme of this tree
 # (make -C tools/nvme).
 
@@ -35,6 +36,7 @@ ALL_TESTS="
 	device_moderated
 	device_restored
 	device_hold_known
+	device_hold_read_back
 	genirq_fio_clean
 	genirq_moderated
 	genirq_restored
@@ -305,6 +307,31 @@ device_hold_known() {
 		[ "${HOLD_SHORT[dev]}" = 0 ] && [ "${HOLD_AFTER[dev]}" = 0 ] &&
 		[ "${UCMDS[dev]:-0}" -ge 2 ] && ok=true
 	ktap_test_result "device: the driver allows for the 08h user space set, none without" $ok
+}
+
+# The same against the controller's own value: an 08h set from user space
+# with nvme-cli (0xa02, 1000 us; the kernel's policy is off), read back
+# with Get Features, is allowed for, and once 0 is read back, nothing is
+# (one command at a time: no Set Features crosses a reading)
+device_hold_read_back() {
+	local v0 v1 h1 v2 h2 ok=1
+
+	device_skip && return
+	v0=$(feat "$CTRL" -f 8)
+	nvme set-feature "/dev/$CTRL" -f 8 -v 0xa02 > /dev/null 2>&1
+	v1=$(feat "$CTRL" -f 8)
+	h1=$(coal_key hold_us)
+	nvme set-feature "/dev/$CTRL" -f 8 -v 0 > /dev/null 2>&1
+	v2=$(feat "$CTRL" -f 8)
+	h2=$(coal_key hold_us)
+	[ "$v0" -gt 0 ] 2> /dev/null &&
+		nvme set-feature "/dev/$CTRL" -f 8 -v "$v0" > /dev/null 2>&1
+	ktap_print_msg "08h $v0 before; set 0xa02: read back $v1, hold_us $h1;" \
+		"set 0: read back $v2, hold_us $h2"
+	[ "$v1" = $((0xa02)) ] && [ "$h1" -ge "$(agg_us "$v1")" ] 2> /dev/null &&
+		[ "$v2" = 0 ] && [ "$h2" = 0 ] && ok=0
+	ktap_test_result "device: the 08h the controller reads back is allowed for, 0 is not" \
+		[ $ok = 0 ]
 }
 
 genirq_run() {

@@ -120,9 +120,13 @@ suspend_returned() {
 }
 
 host_managed() {
+	local ok=1
+
 	once suspend_run
+	# ktap_test_result runs its condition unquoted: no empty word in it
+	[ -n "${first:-}" ] && [ -n "${last:-}" ] && ok=0
 	ktap_test_result "nvme kept the controller on: power state set and restored" \
-		[ -n "${first:-}" -a -n "${last:-}" ]
+		[ $ok = 0 ]
 }
 
 # commands of $CTRL between the two power-state commands matching $1
