@@ -317,8 +317,9 @@ knob_erange() {
 
 knob_keeps() {
 	once "$1" knob_run "$@"
+	# no empty word: ktap_test_result runs its condition unquoted
 	ktap_test_result "$1 keeps ${KNOB_OLD[$1]}" \
-		[ "$(cat "$(knob_file "$1")")" = "${KNOB_OLD[$1]}" ]
+		[ "$(cat "$(knob_file "$1")")" = "${KNOB_OLD[$1]:-none}" ]
 }
 
 SWITCHK="adaptive_coalescing '' 2"
@@ -477,7 +478,7 @@ park_run() {
 	done
 	park_events="" park_fio=1 park_why=""
 	if [ "$(nproc)" -lt 2 ] || [ -z "$q" ] || [ -z "$c" ]; then
-		park_why="needs a queue of its own for CPU 1"
+		park_why="needs a queue of its own for CPU 1 in /sys/block/$ns/mq"
 		return
 	fi
 	if ! command -v taskset > /dev/null; then
@@ -489,6 +490,9 @@ park_run() {
 		park_why="no trace instance"
 		return
 	fi
+	at_exit 'rmdir "$PARK" 2> /dev/null'
+	# the work items run on both CPUs: one clock for the order of events
+	echo global > "$PARK/trace_clock"
 	echo 1 > "$PARK/events/nvme_pci/nvme_coalesce_park/enable"
 	echo 1 > "$PARK/events/nvme_pci/nvme_coalesce_decision/enable"
 	ktap_print_msg "$ns: QD32 on queue $q (CPU 1), moved to CPU 0 and back"
@@ -498,11 +502,16 @@ park_run() {
 		--filename="/dev/$ns" --name=park --cpus_allowed=1 &
 	pid=$!
 	pause 1.5
-	fpid=$(pgrep -x fio | head -n 1)
-	if [ -n "$fpid" ]; then
-		taskset -a -p -c 0 "$fpid" > /dev/null
+	# fio_json's fio, a child of the background shell
+	fpid=$(pgrep -x -P "$pid" fio | head -n 1)
+	if [ -z "$fpid" ]; then
+		ktap_print_msg "no fio under $pid to move"
+	elif ! taskset -a -p -c 0 "$fpid" > /dev/null; then
+		ktap_print_msg "taskset could not move fio $fpid to CPU 0"
+	else
 		pause 0.5
-		taskset -a -p -c 1 "$fpid" > /dev/null
+		taskset -a -p -c 1 "$fpid" > /dev/null ||
+			ktap_print_msg "taskset could not move fio $fpid back"
 	fi
 	wait "$pid"
 	park_fio=$?
@@ -512,9 +521,15 @@ park_run() {
 	ktap_print_msg "$(grep -c nvme_coalesce_decision "$WORK/park.trace") decisions on queue $q"
 	grep nvme_coalesce_park "$WORK/park.trace" | head -n 6 |
 		sed 's/^.*nvme_coalesce_/# /'
-	# in order: parked, unparked, of CPU 1's queue
-	park_events=$(grep -o -E 'qid=[0-9]+ (parked|unparked)' "$WORK/park.trace" |
-		awk '{ print $2 }' | tr '\n' ' ')
+	# CPU 1's queue's events in order: "parked", "unparked:PERIODS:COMPLETIONS"
+	park_events=$(awk '/nvme_coalesce_park:/ {
+			for (i = 1; i <= NF; i++) {
+				if ($i == "parked" || $i == "unparked") e = $i
+				if ($i ~ /^periods=/) p = substr($i, 9)
+				if ($i ~ /^completions=/) c = substr($i, 13)
+			}
+			printf "%s ", e == "parked" ? e : e ":" p ":" c
+		}' "$WORK/park.trace")
 }
 
 park_traced() {
@@ -530,14 +545,20 @@ park_traced() {
 }
 
 unpark_traced() {
-	local msg="load moved to another CPU: the moderated queue parked" ok=1
+	local ok=1
 
 	once park park_run
 	if [ -n "$park_why" ]; then
 		ktap_test_skip "$park_why"
 		return
 	fi
-	grep -qE '(^| )parked unparked' <<< "$park_events" && ok=0
+	# after it parked, it left with completions of its own again, within
+	# the 20 periods a queue stays parked (NVME_COAL_WINDOW_PERIODS): the
+	# load came back, rather than the window ran out
+	awk '{ for (i = 1; i <= NF; i++)
+		if ($i == "parked") p = 1
+		else if (p && split($i, f, ":") == 3 && f[2] < 20 && f[3] > 0) ok = 1 }
+	     END { exit !ok }' <<< "$park_events" && ok=0
 	ktap_test_result "load back: the parked queue left parked (traced)" [ $ok = 0 ]
 }
 

@@ -17,7 +17,8 @@
 # set (debugfs hold_us) while it is set, none before or after, also for an
 # 08h set with nvme-cli and read back from the controller.
 # nvme-coal is taken from $NVME_COAL, the PATH, or tools/nvme of this tree
-# (make -C tools/nvme).
+# (make -C tools/nvme).  Left running after a deep load, it releases
+# everything it set within 30 periods, and still exits 0 on SIGTERM.
 
 DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -41,6 +42,7 @@ ALL_TESTS="
 	genirq_moderated
 	genirq_restored
 	qd1_no_decision
+	released_after_load
 "
 
 # what nvme-coal may change on $CTRL: 08h, each vector's 09h, each
@@ -313,19 +315,30 @@ device_hold_known() {
 # with nvme-cli (0xa02, 1000 us; the kernel's policy is off), read back
 # with Get Features, is allowed for, and once 0 is read back, nothing is
 # (one command at a time: no Set Features crosses a reading)
+HOLD_V0=""
+hold_restore() {
+	[ -n "$HOLD_V0" ] || return 0
+	nvme set-feature "/dev/$CTRL" -f 8 -v "$HOLD_V0" > /dev/null 2>&1
+	HOLD_V0=""
+}
+
 device_hold_read_back() {
 	local v0 v1 h1 v2 h2 ok=1
 
 	device_skip && return
 	v0=$(feat "$CTRL" -f 8)
+	# what it found goes back at the end, or at exit if the end is not
+	# reached
+	HOLD_V0=$((v0 > 0 ? v0 : 0))
+	at_exit hold_restore
 	nvme set-feature "/dev/$CTRL" -f 8 -v 0xa02 > /dev/null 2>&1
 	v1=$(feat "$CTRL" -f 8)
 	h1=$(coal_key hold_us)
 	nvme set-feature "/dev/$CTRL" -f 8 -v 0 > /dev/null 2>&1
 	v2=$(feat "$CTRL" -f 8)
 	h2=$(coal_key hold_us)
-	[ "$v0" -gt 0 ] 2> /dev/null &&
-		nvme set-feature "/dev/$CTRL" -f 8 -v "$v0" > /dev/null 2>&1
+	[ "$v2" = "$HOLD_V0" ] && HOLD_V0=""
+	hold_restore
 	ktap_print_msg "08h $v0 before; set 0xa02: read back $v1, hold_us $h1;" \
 		"set 0: read back $v2, hold_us $h2"
 	[ "$v1" = $((0xa02)) ] && [ "$h1" -ge "$(agg_us "$v1")" ] 2> /dev/null &&
@@ -364,6 +377,45 @@ qd1_no_decision() {
 	[ "${FIO_RC[qd1]}" = 0 ] && [ "${DECISIONS[qd1]}" = 0 ] &&
 		same_state "${AFTER[qd1]}" "${BEFORE[qd1]}" && ok=true
 	ktap_test_result "QD1: no decision, nothing changed" $ok
+}
+
+# Left running after a deep load: within 30 periods of the load's end
+# nothing it set is on (the 08h nvme-pci saw it set last is 0, every
+# moderation_us 0) and it still runs; SIGTERM then ends it with 0 and
+# every value as before
+released_after_load() {
+	local before after pid t0 t u m engaged rest=1 alive=1 rc ok=1
+
+	before=$(state)
+	"$NVME_COAL" $LOW -a auto -v "$CTRL" > "$WORK/rel.out" 2>&1 &
+	pid=$!
+	at_exit "kill -KILL $pid 2> /dev/null"
+	pause 0.5
+	fio_json rel --name=rel --rw=randread --bs=4k --ioengine=libaio \
+		--direct=1 --size=16m --time_based --runtime=5 --cpus_allowed=0 \
+		--iodepth=32 --filename="$NS" > /dev/null
+	# 30 periods of 50 ms, timed in us
+	t0=${EPOCHREALTIME/./}
+	while :; do
+		u=$(coal_key user_08h_dw11)
+		m=$(max_moderation)
+		t=$(((${EPOCHREALTIME/./} - t0) / 1000))
+		[ $((${u:-1})) = 0 ] && [ "$m" = 0 ] && rest=0 && break
+		[ "$t" -lt 1500 ] || break
+		pause 0.05
+	done
+	kill -0 "$pid" 2> /dev/null && alive=0
+	stop_coal "$pid"
+	rc=$?
+	after=$(state)
+	engaged=$(grep -c -- '-> on' "$WORK/rel.out")
+	ktap_print_msg "rel: $engaged engagements under the load; at rest after" \
+		"$t ms: 08h ${u:-?} (as nvme-pci saw it set), largest" \
+		"moderation_us ${m:-?}; still running: $((!alive)), exit $rc"
+	[ "$engaged" -gt 0 ] && [ $rest = 0 ] && [ $alive = 0 ] && [ "$rc" = 0 ] &&
+		same_state "$after" "$before" && ok=0
+	ktap_test_result "released after the load while still running, then exit 0, all as before" \
+		[ $ok = 0 ]
 }
 
 ktap_print_header
