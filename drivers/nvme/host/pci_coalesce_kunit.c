@@ -1315,6 +1315,45 @@ static void genirq_engage_allocates_without_io(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, probe.may_do_io, 0);
 }
 
+/*
+ * A moderated queue the controller coalesces, whose Coalescing Disable user
+ * space then set (Feature 09h): the controller may now signal its every
+ * completion, so genirq carries the queue until the policy's 09h is taken
+ * again, and lets go after it.
+ */
+static void genirq_carries_while_09h_unknown(struct kunit *test)
+{
+	struct fake_ctrl *f = fake_ctrl(test, 2);
+	int irq = real_vector(test);
+	int off = irq_can_moderate(irq);
+	struct nvme_command cd;
+	int n;
+
+	if (off)
+		kunit_skip(test, "genirq cannot moderate this vector (%d)", off);
+	nvme_coal_stop(&f->q[0]);
+	f->irq0 = irq;
+	nvme_coal_start(&f->q[0], &f->cc, NULL);
+	engage_queue0(test, f);
+	busy_periods(f, 2);
+	KUNIT_ASSERT_EQ(test, f->cc.feat, NVME_COAL_FEAT_ACCEPTED);
+	KUNIT_ASSERT_FALSE(test, f->q[0].exempt);
+	KUNIT_ASSERT_EQ(test, irq_get_moderation(irq), 0);
+
+	cd = user_set_features(NVME_FEAT_IRQ_CONFIG, f->vector[0] | BIT(16),
+			       false);
+	nvme_coal_user_done(&f->cc, &cd, 0);
+	n = f->nsent;
+	busy_periods(f, 1);
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(irq), f->q[0].pol.delay_us);
+	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_CONFIG,
+					   f->vector[0]));
+	KUNIT_EXPECT_FALSE(test, f->q[0].cd_unknown);
+	busy_periods(f, 1);
+	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));
+	KUNIT_EXPECT_EQ(test, irq_get_moderation(irq), 0);
+}
+
 static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(device_accepted_coalesces_and_exempts),
 	KUNIT_CASE(device_refused_once_genirq_after),
@@ -1343,6 +1382,7 @@ static struct kunit_case nvme_coal_actuator_cases[] = {
 	KUNIT_CASE(reset_sends_the_wanted_08h_again),
 	KUNIT_CASE(answer_between_disable_and_start_is_not_trusted),
 	KUNIT_CASE(genirq_engage_allocates_without_io),
+	KUNIT_CASE(genirq_carries_while_09h_unknown),
 	KUNIT_CASE(flapping_queue_is_rate_bound),
 	KUNIT_CASE(refused_unexempt_keeps_the_controller_on),
 	{}

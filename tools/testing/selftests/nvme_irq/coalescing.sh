@@ -888,21 +888,33 @@ external_given_back() {
 	ktap_test_result "given back with 0: no queue external" [ "$ext_back" = 0 ]
 }
 
-# Switched off under load: released at the next period, and a controller
-# that coalesced is told to stop
+# Switched off under load, once every controller has a moderated queue:
+# released at the next period, and a controller that coalesced is told
+# to stop
 disabled_under_load() {
-	local pid released
+	local i pid released
 
 	once low low_thresholds
 	once probe probe_device
-	fio_json late --rw=randread --iodepth=32 --time_based --runtime=3 \
-		$fio_opts $(fio_all_drives) > /dev/null &
+	# no verify: a verifying read job ends after one pass over its size
+	fio_json late --rw=randread --iodepth=32 --time_based --runtime=5 \
+		--bs=4k --ioengine=libaio --direct=1 --size=16m \
+		$(fio_all_drives) > /dev/null &
 	pid=$!
-	sleep 1.5
-	echo 0 > "$SWITCH"
-	sleep 0.3
-	all_queues off
-	released=$?
+	# switched off only once something is moderated: else nothing to release
+	for ((i = 0; i < 40; i++)); do
+		all_moderated && break
+		pause 0.1
+	done
+	if ! all_moderated; then
+		ktap_print_msg "nothing moderated after 4 s of load"
+		released=1
+	else
+		echo 0 > "$SWITCH"
+		pause 0.3
+		all_queues off
+		released=$?
+	fi
 	wait $pid
 	if [ $released = 0 ] && $device_coalesces; then
 		device_at_rest

@@ -230,10 +230,15 @@ poll_ms_rejects_empty() {
 	echo "$default_ms" > "$PARAM"
 }
 
+# the empty word in a function: ktap_test_result runs its command unquoted
+deadline_rejects_all() {
+	rejects_keeps "$DEADLINE" -1 abc 60001 1e3 ""
+}
+
 deadline_rejects_bad() {
 	echo 700 > "$DEADLINE"
 	ktap_test_result "lost_irq_deadline_ms rejects -1, abc, 60001, 1e3 and '' and keeps 700" \
-		rejects_keeps "$DEADLINE" -1 abc 60001 1e3 ""
+		deadline_rejects_all
 	echo "$default_deadline" > "$DEADLINE"
 }
 

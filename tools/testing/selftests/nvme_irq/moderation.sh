@@ -67,9 +67,14 @@ stat_sum() {
 	done | awk -v k="$1:" '$1 == k { s += $2 } END { print s + 0 }'
 }
 
+# a function: ktap_test_result runs its command unquoted
+no_moderation_knob() {
+	[ -z "$(ls /proc/irq/*/moderation_us 2> /dev/null)" ]
+}
+
 noirq_no_knob() {
 	ktap_test_result "noirqmoderation: no /proc/irq/*/moderation_us" \
-		[ -z "$(ls /proc/irq/*/moderation_us 2> /dev/null)" ]
+		no_moderation_knob
 }
 
 refused_once() {
