@@ -1327,7 +1327,7 @@ static void genirq_carries_while_09h_unknown(struct kunit *test)
 	int irq = real_vector(test);
 	int off = irq_can_moderate(irq);
 	struct nvme_command cd;
-	int n;
+	int n, feat;
 
 	if (off)
 		kunit_skip(test, "genirq cannot moderate this vector (%d)", off);
@@ -1344,10 +1344,15 @@ static void genirq_carries_while_09h_unknown(struct kunit *test)
 			       false);
 	nvme_coal_user_done(&f->cc, &cd, 0);
 	n = f->nsent;
+	feat = count_fid(f, NVME_FEAT_IRQ_COALESCE);
 	busy_periods(f, 1);
 	KUNIT_EXPECT_EQ(test, irq_get_moderation(irq), f->q[0].pol.delay_us);
+	/* every vector's 09h again, the sibling's exemption too; not 08h */
 	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_CONFIG,
 					   f->vector[0]));
+	KUNIT_EXPECT_TRUE(test, sent_since(f, n, NVME_FEAT_IRQ_CONFIG,
+					   f->vector[1] | BIT(16)));
+	KUNIT_EXPECT_EQ(test, count_fid(f, NVME_FEAT_IRQ_COALESCE), feat);
 	KUNIT_EXPECT_FALSE(test, f->q[0].cd_unknown);
 	busy_periods(f, 1);
 	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&f->q[0].pol));

@@ -536,6 +536,26 @@ park_once() {	# park_once NS CTRL QID
 		sed 's/^.*nvme_coalesce_/# /'
 }
 
+# The run's trace shows the controller's load fall by more than half (the
+# host stalled the guest's CPU 0): a release or a leave in a period where
+# the controller's other queues completed under half the most any of the
+# run's periods completed.  Only such a run is tried again.
+park_load_fell() {
+	awk '{ q = c = 0; off = 0
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^completions=/) q = substr($i, 13)
+			if ($i ~ /^ctrl_completions=/) c = substr($i, 18)
+			# a leave, or a decision whose new state is off
+			if ($i == "unparked" || ($(i - 1) == "->" && $i ~ /^off\//))
+				off = 1
+		}
+		if (c + 0 > max) max = c + 0
+		n++; oq[n] = q; oc[n] = c; ev[n] = off }
+	     END { for (i = 1; i <= n; i++)
+			if (ev[i] && (oc[i] - oq[i]) * 2 < max) exit 0
+		   exit 1 }' "$WORK/park.trace"
+}
+
 park_run() {
 	local ns c h n q=""
 
@@ -570,6 +590,11 @@ park_run() {
 		park_once "$ns" "$c" "$q"
 		[ "$park_fio" = 0 ] || break
 		park_ended_by_load && break
+		if ! park_load_fell; then
+			ktap_print_msg "run $n: no park ended by the load; the load did not fall"
+			break
+		fi
+		ktap_print_msg "run $n: the controller's load fell by more than half: run again"
 	done
 	rmdir "$PARK"
 }
@@ -892,28 +917,33 @@ external_given_back() {
 # released at the next period, and a controller that coalesced is told
 # to stop
 disabled_under_load() {
-	local i pid released
+	local i pid released moderated=1
 
 	once low low_thresholds
 	once probe probe_device
 	# no verify: a verifying read job ends after one pass over its size
-	fio_json late --rw=randread --iodepth=32 --time_based --runtime=5 \
+	fio_json late --rw=randread --iodepth=32 --time_based --runtime=8 \
 		--bs=4k --ioengine=libaio --direct=1 --size=16m \
 		$(fio_all_drives) > /dev/null &
 	pid=$!
 	# switched off only once something is moderated: else nothing to release
 	for ((i = 0; i < 40; i++)); do
-		all_moderated && break
+		all_moderated && moderated=0 && break
 		pause 0.1
 	done
-	if ! all_moderated; then
-		ktap_print_msg "nothing moderated after 4 s of load"
+	if [ "$moderated" != 0 ]; then
+		ktap_print_msg "not every controller moderated after 40 polls of load"
 		released=1
 	else
 		echo 0 > "$SWITCH"
 		pause 0.3
 		all_queues off
 		released=$?
+		# released by the switch, not by the load's end
+		if ! pgrep -x -P "$pid" fio > /dev/null; then
+			ktap_print_msg "the load ended before the queues were read"
+			released=1
+		fi
 	fi
 	wait $pid
 	if [ $released = 0 ] && $device_coalesces; then
