@@ -123,8 +123,8 @@ device_msgs() {
 
 # fio over every drive; per 10000 completions, handler runs into
 # $WORK/$1.ratio and the device's messages into $WORK/$1.msgs
-fio_opts="--bs=4k --ioengine=libaio --direct=1 --size=16m --verify=crc32c"
-fio_opts+=" --verify_fatal=1"
+fio_opts_noverify="--bs=4k --ioengine=libaio --direct=1 --size=16m"
+fio_opts="$fio_opts_noverify --verify=crc32c --verify_fatal=1"
 runs_per_io() {
 	local name=$1 r0 c0 m0 r1 c1 m1 rc
 	shift
@@ -315,11 +315,16 @@ knob_erange() {
 	ktap_test_result "$1: above the range is ERANGE" knob_is_erange "$1"
 }
 
+# a function: ktap_test_result runs its condition unquoted (an empty word
+# would go); a knob that could not be read is not kept
+knob_unchanged() {
+	[ -n "${KNOB_OLD[$1]}" ] &&
+		[ "$(cat "$(knob_file "$1")")" = "${KNOB_OLD[$1]}" ]
+}
+
 knob_keeps() {
 	once "$1" knob_run "$@"
-	# no empty word: ktap_test_result runs its condition unquoted
-	ktap_test_result "$1 keeps ${KNOB_OLD[$1]}" \
-		[ "$(cat "$(knob_file "$1")")" = "${KNOB_OLD[$1]:-none}" ]
+	ktap_test_result "$1 keeps ${KNOB_OLD[$1]}" knob_unchanged "$1"
 }
 
 SWITCHK="adaptive_coalescing '' 2"
@@ -469,25 +474,35 @@ on_released() {
 # guest's CPU 0): then the whole run is tried again, up to three times.
 PARK=/sys/kernel/tracing/instances/nvme_irq_park
 
-# park_wait C Q KEY AWK-CONDITION TENTHS: until C's queue Q's KEY (debugfs,
-# as $1 in the condition) meets it, polled every 0.1 s
-park_wait() {
-	local i
-
-	for ((i = 0; i < $5; i++)); do
-		awk -v k="q$2.$3:" "\$1 == k { v = \$2 } END { exit !($4) }" \
-			"$DBG/$1/coalescing" && return 0
-		pause 0.1
-	done
-	return 1
+# queue_engaged C Q, queue_parked C Q: as C's debugfs says of its queue Q
+queue_engaged() {
+	[ "$(nvme_pci_key "$1" coalescing "q$2.policy")" = engaged ]
 }
 
-# park_events holds CPU 1's queue's events in order: "parked",
-# "unparked:PERIODS:COMPLETIONS"; true if one is a park the load ended
+queue_parked() {
+	[ "$(nvme_pci_key "$1" coalescing "q$2.parked")" -gt 0 ] 2> /dev/null
+}
+
+# park_events holds CPU 1's queue's park events and decisions in order, one
+# a line: "EVENT PERIODS COMPLETIONS CTRL_COMPLETIONS", EVENT parked,
+# unparked, on or off (a decision's new state), PERIODS - for a decision
+park_trace_events() {
+	awk '/nvme_coalesce_(park|decision):/ { e = ""; p = "-"; q = c = 0
+		for (i = 1; i <= NF; i++) {
+			if ($i == "parked" || $i == "unparked") e = $i
+			else if ($(i - 1) == "->") e = substr($i, 1, index($i, "/") - 1)
+			if ($i ~ /^periods=/) p = substr($i, 9)
+			if ($i ~ /^completions=/) q = substr($i, 13)
+			if ($i ~ /^ctrl_completions=/) c = substr($i, 18)
+		}
+		print e, p, q, c }' "$1"
+}
+
+# a park the load ended: after "parked", "unparked" within the 20 periods
+# a queue stays parked (NVME_COAL_WINDOW_PERIODS), with completions of its own
 park_ended_by_load() {
-	awk '{ for (i = 1; i <= NF; i++)
-		if ($i == "parked") p = 1
-		else if (p && split($i, f, ":") == 3 && f[2] < 20 && f[3] > 0) ok = 1 }
+	awk '$1 == "parked" { p = 1 }
+	     p && $1 == "unparked" && $2 < 20 && $3 > 0 { ok = 1 }
 	     END { exit !ok }' <<< "$park_events"
 }
 
@@ -498,10 +513,10 @@ park_once() {	# park_once NS CTRL QID
 	echo 1 > "$PARK/tracing_on"
 	# no verify: a verifying read job ends after one pass over its size
 	fio_json park --thread --rw=randread --iodepth=32 --time_based \
-		--runtime=5 --bs=4k --ioengine=libaio --direct=1 --size=16m \
-		--filename="/dev/$1" --name=park --cpus_allowed=1 &
+		--runtime=5 $fio_opts_noverify --filename="/dev/$1" --name=park \
+		--cpus_allowed=1 &
 	pid=$!
-	park_wait "$2" "$3" policy 'v == "engaged"' 30 ||
+	wait_until 30 queue_engaged "$2" "$3" ||
 		ktap_print_msg "queue $3 not moderated after 3 s"
 	# fio_json's fio, a child of the background shell
 	fpid=$(pgrep -x -P "$pid" fio | head -n 1)
@@ -510,7 +525,7 @@ park_once() {	# park_once NS CTRL QID
 	elif ! taskset -a -p -c 0 "$fpid" > /dev/null; then
 		ktap_print_msg "taskset could not move fio $fpid to CPU 0"
 	else
-		park_wait "$2" "$3" parked 'v > 0' 8
+		wait_until 8 queue_parked "$2" "$3"
 		pause 0.25
 		taskset -a -p -c 1 "$fpid" > /dev/null ||
 			ktap_print_msg "taskset could not move fio $fpid back"
@@ -522,14 +537,7 @@ park_once() {	# park_once NS CTRL QID
 	ktap_print_msg "$(grep -c nvme_coalesce_decision "$WORK/park.trace") decisions on queue $3"
 	grep nvme_coalesce_park "$WORK/park.trace" | head -n 6 |
 		sed 's/^.*nvme_coalesce_/# /'
-	park_events=$(awk '/nvme_coalesce_park:/ {
-			for (i = 1; i <= NF; i++) {
-				if ($i == "parked" || $i == "unparked") e = $i
-				if ($i ~ /^periods=/) p = substr($i, 9)
-				if ($i ~ /^completions=/) c = substr($i, 13)
-			}
-			printf "%s ", e == "parked" ? e : e ":" p ":" c
-		}' "$WORK/park.trace")
+	park_events=$(park_trace_events "$WORK/park.trace")
 	# no park at all: the decisions tell why
 	grep -q nvme_coalesce_park "$WORK/park.trace" ||
 		grep nvme_coalesce_decision "$WORK/park.trace" | head -n 12 |
@@ -541,19 +549,13 @@ park_once() {	# park_once NS CTRL QID
 # the controller's other queues completed under half the most any of the
 # run's periods completed.  Only such a run is tried again.
 park_load_fell() {
-	awk '{ q = c = 0; off = 0
-		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^completions=/) q = substr($i, 13)
-			if ($i ~ /^ctrl_completions=/) c = substr($i, 18)
-			# a leave, or a decision whose new state is off
-			if ($i == "unparked" || ($(i - 1) == "->" && $i ~ /^off\//))
-				off = 1
-		}
-		if (c + 0 > max) max = c + 0
-		n++; oq[n] = q; oc[n] = c; ev[n] = off }
+	awk '{ n++; ev[n] = $1; oq[n] = $3 + 0; oc[n] = $4 + 0
+	       if (oc[n] > max) max = oc[n] }
 	     END { for (i = 1; i <= n; i++)
-			if (ev[i] && (oc[i] - oq[i]) * 2 < max) exit 0
-		   exit 1 }' "$WORK/park.trace"
+			if ((ev[i] == "unparked" || ev[i] == "off") &&
+			    (oc[i] - oq[i]) * 2 < max)
+				exit 0
+		   exit 1 }' <<< "$park_events"
 }
 
 park_run() {
@@ -607,7 +609,7 @@ park_traced() {
 		ktap_test_skip "$park_why"
 		return
 	fi
-	[ "$park_fio" = 0 ] && grep -qw parked <<< "$park_events" && ok=0
+	[ "$park_fio" = 0 ] && grep -q '^parked ' <<< "$park_events" && ok=0
 	ktap_test_result "$msg (traced), no fio error" [ $ok = 0 ]
 }
 
@@ -619,9 +621,7 @@ unpark_traced() {
 		ktap_test_skip "$park_why"
 		return
 	fi
-	# after it parked, it left with completions of its own again, within
-	# the 20 periods a queue stays parked (NVME_COAL_WINDOW_PERIODS): the
-	# load came back, rather than the window ran out
+	# the load came back, rather than the window ran out
 	park_ended_by_load && ok=0
 	ktap_test_result "load back: the parked queue left parked (traced)" [ $ok = 0 ]
 }
@@ -685,12 +685,9 @@ all_moderated() {
 # Features the work item sent may be answered but not yet recorded, and
 # nvme-cli takes about a second a call on a busy TCG guest: a few tries.
 readback() {
-	local c rc try t out
+	local c rc try out
 
-	for t in $(seq 100); do
-		all_moderated && break
-		sleep 0.1
-	done
+	wait_until 100 all_moderated
 	for c in $(nvme_ctrls); do
 		for try in $(seq 8); do
 			out=$(device_agrees "$c")
@@ -707,22 +704,19 @@ readback() {
 # change at most once a second, not twenty times, while three nvme-cli
 # calls take seconds.
 readback_run() {
-	local pid t
+	local pid
 
 	once low low_thresholds
 	echo 1000 > "$DBG/coalescing_period_ms"
-	fio --rw=randread --iodepth=32 --time_based --runtime=60 --bs=4k \
-		--ioengine=libaio --direct=1 $pin $(fio_all_drives) > /dev/null 2>&1 &
+	fio --rw=randread --iodepth=32 --time_based --runtime=60 \
+		$fio_opts_noverify $pin $(fio_all_drives) > /dev/null 2>&1 &
 	pid=$!
 	readback
 	readback_ok=$?
 	kill $pid 2> /dev/null
 	wait $pid 2> /dev/null
 	echo 50 > "$DBG/coalescing_period_ms"
-	for t in $(seq 50); do
-		all_queues off && break
-		sleep 0.1
-	done
+	wait_until 50 all_queues off
 	sleep 0.5
 	device_at_rest
 	rest_ok=$?
@@ -917,21 +911,16 @@ external_given_back() {
 # released at the next period, and a controller that coalesced is told
 # to stop
 disabled_under_load() {
-	local i pid released moderated=1
+	local pid released
 
 	once low low_thresholds
 	once probe probe_device
 	# no verify: a verifying read job ends after one pass over its size
 	fio_json late --rw=randread --iodepth=32 --time_based --runtime=8 \
-		--bs=4k --ioengine=libaio --direct=1 --size=16m \
-		$(fio_all_drives) > /dev/null &
+		$fio_opts_noverify $(fio_all_drives) > /dev/null &
 	pid=$!
 	# switched off only once something is moderated: else nothing to release
-	for ((i = 0; i < 40; i++)); do
-		all_moderated && moderated=0 && break
-		pause 0.1
-	done
-	if [ "$moderated" != 0 ]; then
+	if ! wait_until 40 all_moderated; then
 		ktap_print_msg "not every controller moderated after 40 polls of load"
 		released=1
 	else

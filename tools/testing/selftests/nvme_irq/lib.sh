@@ -194,6 +194,29 @@ at_exit() {
 	AT_EXIT+=("$*")
 }
 
+# at_exit_cancel CMD...: no longer run CMD at exit (the process it would
+# kill was reaped: its pid may be another's by then)
+at_exit_cancel() {
+	local i
+
+	for i in "${!AT_EXIT[@]}"; do
+		[ "${AT_EXIT[$i]}" = "$*" ] && unset "AT_EXIT[$i]"
+	done
+}
+
+# wait_until TENTHS CMD...: true as soon as CMD is, tried at most TENTHS
+# times, 0.1 s apart; false if it never was
+wait_until() {
+	local n=$1 i
+
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		pause 0.1
+	done
+	return 1
+}
+
 # restore_knobs: every knob back to its value when the test started
 restore_knobs() {
 	local f

@@ -131,9 +131,9 @@ max_moderation() {
 }
 
 # stop PID: SIGTERM, then at most 10 s for it to exit (SIGKILL after);
-# its exit status
+# its exit status.  PID is reaped: its kill at exit goes.
 stop_coal() {
-	local i
+	local i rc
 
 	kill -TERM "$1"
 	for i in $(seq 40); do
@@ -142,6 +142,9 @@ stop_coal() {
 	done
 	kill -KILL "$1" 2> /dev/null
 	wait "$1"
+	rc=$?
+	at_exit_cancel "kill -KILL $1 2> /dev/null"
+	return $rc
 }
 
 # run NAME ACTUATOR PROBE FIO-OPTIONS...: nvme-coal on $CTRL under a 5 s
@@ -232,6 +235,7 @@ run() {
 	COAL_RC[$name]=$?
 	kill "$wpid"
 	wait "$wpid" 2> /dev/null
+	at_exit_cancel "kill $wpid 2> /dev/null"
 	hold_seen "$name" < "$WORK/$name.hold"
 	AFTER[$name]=$(state)
 	HOLD_AFTER[$name]=$(coal_key hold_us)
