@@ -471,7 +471,8 @@ on_released() {
 # the 20 a queue stays parked), and back; the nvme_coalesce_park events of
 # CPU 1's queue, traced in an instance of their own.  The policy may also
 # end a park because the controller's load fell (a host that stalls the
-# guest's CPU 0): then the whole run is tried again, up to three times.
+# guest's CPU 0) before the load is moved back: then the whole run is
+# tried again, up to three times.
 PARK=/sys/kernel/tracing/instances/nvme_irq_park
 
 # queue_engaged C Q, queue_parked C Q: as C's debugfs says of its queue Q
@@ -485,9 +486,14 @@ queue_parked() {
 
 # park_events holds CPU 1's queue's park events and decisions in order, one
 # a line: "EVENT PERIODS COMPLETIONS CTRL_COMPLETIONS", EVENT parked,
-# unparked, on or off (a decision's new state), PERIODS - for a decision
+# unparked, on or off (a decision's new state), PERIODS - for a decision;
+# and "back - 0 0" where the load was moved back to CPU 1
+PARK_BACK=nvme_irq_park_back
+
 park_trace_events() {
-	awk '/nvme_coalesce_(park|decision):/ { e = ""; p = "-"; q = c = 0
+	awk -v back="$PARK_BACK" '
+	     $0 ~ "tracing_mark_write: " back { print "back - 0 0"; next }
+	     /nvme_coalesce_(park|decision):/ { e = ""; p = "-"; q = c = 0
 		for (i = 1; i <= NF; i++) {
 			if ($i == "parked" || $i == "unparked") e = $i
 			else if ($(i - 1) == "->") e = substr($i, 1, index($i, "/") - 1)
@@ -527,13 +533,14 @@ park_once() {	# park_once NS CTRL QID
 	else
 		wait_until 8 queue_parked "$2" "$3"
 		pause 0.25
+		echo "$PARK_BACK" > "$PARK/trace_marker"
 		taskset -a -p -c 1 "$fpid" > /dev/null ||
 			ktap_print_msg "taskset could not move fio $fpid back"
 	fi
 	wait "$pid"
 	park_fio=$?
 	echo 0 > "$PARK/tracing_on"
-	grep -E " $2 qid=$3 " "$PARK/trace" > "$WORK/park.trace"
+	grep -E " $2 qid=$3 |: $PARK_BACK\$" "$PARK/trace" > "$WORK/park.trace"
 	ktap_print_msg "$(grep -c nvme_coalesce_decision "$WORK/park.trace") decisions on queue $3"
 	grep nvme_coalesce_park "$WORK/park.trace" | head -n 6 |
 		sed 's/^.*nvme_coalesce_/# /'
@@ -545,13 +552,17 @@ park_once() {	# park_once NS CTRL QID
 }
 
 # The run's trace shows the controller's load fall by more than half (the
-# host stalled the guest's CPU 0): a release or a leave in a period where
+# host stalled the guest's CPU 0) while the load was away from CPU 1: a
+# release or a leave, before the load was moved back, in a period where
 # the controller's other queues completed under half the most any of the
-# run's periods completed.  Only such a run is tried again.
+# run's periods completed.  Only such a run is tried again: what follows
+# the move back (a park the load did not end, the release once fio stops)
+# is the policy's to get right.
 park_load_fell() {
-	awk '{ n++; ev[n] = $1; oq[n] = $3 + 0; oc[n] = $4 + 0
-	       if (oc[n] > max) max = oc[n] }
-	     END { for (i = 1; i <= n; i++)
+	awk '$1 == "back" { b = n }
+	     $1 != "back" { n++; ev[n] = $1; oq[n] = $3 + 0; oc[n] = $4 + 0
+			    if (oc[n] > max) max = oc[n] }
+	     END { for (i = 1; i <= b; i++)
 			if ((ev[i] == "unparked" || ev[i] == "off") &&
 			    (oc[i] - oq[i]) * 2 < max)
 				exit 0
