@@ -469,10 +469,10 @@ on_released() {
 # moderated (debugfs), the job is moved to CPU 0 (taskset: no gap between
 # the queues' loads) until the queue is parked, a few periods more (within
 # the 20 a queue stays parked), and back; the nvme_coalesce_park events of
-# CPU 1's queue, traced in an instance of their own.  The policy may also
-# end a park because the controller's load fell (a host that stalls the
-# guest's CPU 0) before the load is moved back: then the whole run is
-# tried again, up to three times.
+# CPU 1's queue, traced in an instance of their own.  A host that stalls
+# the guest may end the park before the load is moved back (the
+# controller's load falls, or the script comes back too late): then the
+# whole run is tried again, up to three times.
 PARK=/sys/kernel/tracing/instances/nvme_irq_park
 
 # queue_engaged C Q, queue_parked C Q: as C's debugfs says of its queue Q
@@ -492,7 +492,7 @@ PARK_BACK=nvme_irq_park_back
 
 park_trace_events() {
 	awk -v back="$PARK_BACK" '
-	     $0 ~ "tracing_mark_write: " back { print "back - 0 0"; next }
+	     $0 ~ ": " back "$" { print "back - 0 0"; next }
 	     /nvme_coalesce_(park|decision):/ { e = ""; p = "-"; q = c = 0
 		for (i = 1; i <= NF; i++) {
 			if ($i == "parked" || $i == "unparked") e = $i
@@ -533,7 +533,8 @@ park_once() {	# park_once NS CTRL QID
 	else
 		wait_until 8 queue_parked "$2" "$3"
 		pause 0.25
-		echo "$PARK_BACK" > "$PARK/trace_marker"
+		echo "$PARK_BACK" > "$PARK/trace_marker" ||
+			ktap_print_msg "no trace marker: a failed run is not tried again"
 		taskset -a -p -c 1 "$fpid" > /dev/null ||
 			ktap_print_msg "taskset could not move fio $fpid back"
 	fi
@@ -551,26 +552,35 @@ park_once() {	# park_once NS CTRL QID
 		sed 's/^.*nvme_coalesce_/# /'
 }
 
-# The run's trace shows the controller's load fall by more than half (the
-# host stalled the guest's CPU 0) while the load was away from CPU 1: a
-# release or a leave, before the load was moved back, in a period where
-# the controller's other queues completed under half the most any of the
-# run's periods completed.  Only such a run is tried again: what follows
-# the move back (a park the load did not end, the release once fio stops)
-# is the policy's to get right.
-park_load_fell() {
+# Why the run is to be tried again, if its trace shows, before the load
+# was moved back, that the host got in the way: the park ran out (the 20
+# periods passed before the script moved the load back), or a release or
+# a leave came in a period where the controller's other queues completed
+# under half the most any of the run's periods completed (the host
+# stalled the guest's CPU 0).  What follows the move back (a park the
+# load did not end, the release once fio stops) is the policy's to get
+# right: no retry.
+park_retry_why() {
 	awk '$1 == "back" { b = n }
-	     $1 != "back" { n++; ev[n] = $1; oq[n] = $3 + 0; oc[n] = $4 + 0
+	     $1 != "back" { n++; ev[n] = $1; per[n] = $2; oq[n] = $3 + 0
+			    oc[n] = $4 + 0
 			    if (oc[n] > max) max = oc[n] }
-	     END { for (i = 1; i <= b; i++)
-			if ((ev[i] == "unparked" || ev[i] == "off") &&
-			    (oc[i] - oq[i]) * 2 < max)
+	     END { for (i = 1; i <= b; i++) {
+			if (ev[i] == "unparked" && per[i] >= 20) {
+				print "the park ran out before the load was moved back"
 				exit 0
+			}
+			if ((ev[i] == "unparked" || ev[i] == "off") &&
+			    (oc[i] - oq[i]) * 2 < max) {
+				print "the controller'"'"'s load fell by more than half"
+				exit 0
+			}
+		   }
 		   exit 1 }' <<< "$park_events"
 }
 
 park_run() {
-	local ns c h n q=""
+	local ns c h n why q=""
 
 	once low low_thresholds
 	ns=$(first_ns)
@@ -603,11 +613,11 @@ park_run() {
 		park_once "$ns" "$c" "$q"
 		[ "$park_fio" = 0 ] || break
 		park_ended_by_load && break
-		if ! park_load_fell; then
-			ktap_print_msg "run $n: no park ended by the load; the load did not fall"
+		if ! why=$(park_retry_why); then
+			ktap_print_msg "run $n: no park ended by the load; no host stall"
 			break
 		fi
-		ktap_print_msg "run $n: the controller's load fell by more than half: run again"
+		ktap_print_msg "run $n: $why: run again"
 	done
 	rmdir "$PARK"
 }
