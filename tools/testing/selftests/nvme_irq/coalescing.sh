@@ -472,7 +472,7 @@ on_released() {
 # CPU 1's queue, traced in an instance of their own.  A host that stalls
 # the guest may end the park before the load is moved back (the
 # controller's load falls, or the script comes back too late): then the
-# whole run is tried again, up to three times.
+# run is repeated, three runs at most.
 PARK=/sys/kernel/tracing/instances/nvme_irq_park
 
 # queue_engaged C Q, queue_parked C Q: as C's debugfs says of its queue Q
@@ -553,16 +553,17 @@ park_once() {	# park_once NS CTRL QID
 }
 
 # Why the run is to be tried again, if its trace shows, before the load
-# was moved back, that the host got in the way: the park ran out (the 20
-# periods passed before the script moved the load back), or a release or
-# a leave came in a period where the controller's other queues completed
-# under half the most any of the run's periods completed (the host
-# stalled the guest's CPU 0).  What follows the move back (a park the
+# was moved back, that the host got in the way: the park ran out (its 20
+# periods, NVME_COAL_WINDOW_PERIODS, passed before the script moved the
+# load back), or a release or a leave came in a period where the
+# controller's other queues completed under half the most the controller
+# completed in any traced period of the run (the host stalled the
+# guest's CPU 0).  What follows the move back (a park the
 # load did not end, the release once fio stops) is the policy's to get
 # right: no retry.
 park_retry_why() {
 	awk '$1 == "back" { b = n }
-	     $1 != "back" { n++; ev[n] = $1; per[n] = $2; oq[n] = $3 + 0
+	     $1 != "back" { n++; ev[n] = $1; per[n] = $2 + 0; oq[n] = $3 + 0
 			    oc[n] = $4 + 0
 			    if (oc[n] > max) max = oc[n] }
 	     END { for (i = 1; i <= b; i++) {
@@ -614,7 +615,7 @@ park_run() {
 		[ "$park_fio" = 0 ] || break
 		park_ended_by_load && break
 		if ! why=$(park_retry_why); then
-			ktap_print_msg "run $n: no park ended by the load; no host stall"
+			ktap_print_msg "run $n: no park ended by the load; no stall seen"
 			break
 		fi
 		ktap_print_msg "run $n: $why: run again"
