@@ -134,7 +134,7 @@ struct dentry *nvme_pci_debugfs_ctrl(const char *name)
 void nvme_pci_debugfs_init(void)
 {
 	nvme_pci_debugfs_root = debugfs_create_dir("nvme_pci", NULL);
-	nvme_lost_irq_inject_debugfs(nvme_pci_debugfs_root);
+	nvme_lost_irq_inject_init(nvme_pci_debugfs_root);
 }
 
 /* Context: module exit, after every controller is gone. */

@@ -294,16 +294,6 @@ bool nvme_lost_irq_probe_cpu_responds(struct nvme_lost_irq_probe *p, int cpu,
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_probe_cpu_responds);
 
-/*
- * Do the stuck completions wait for their CPU rather than for a lost
- * interrupt?  They do if the vector's CPU does not run an IPI in time.
- * *@here: the vector's CPU is the one running the recovery (one queue per
- * CPU, the usual mapping): it takes interrupts, and has run any it held
- * back before its work could run, so it is not asked.  A vector of no
- * known CPU (no effective affinity) is not asked either: its completions
- * are blamed on the interrupt path.
- * Context: the recovery work, bound to the CPU its check ran on.
- */
 /* The CPU the queue's vector is delivered to, nr_cpu_ids if not known. */
 static int lost_irq_vector_cpu(struct nvme_lost_irq *li)
 {
@@ -314,6 +304,16 @@ static int lost_irq_vector_cpu(struct nvme_lost_irq *li)
 	return m ? cpumask_first(m) : nr_cpu_ids;
 }
 
+/*
+ * Do the stuck completions wait for their CPU rather than for a lost
+ * interrupt?  They do if the vector's CPU does not run an IPI in time.
+ * *@here: the vector's CPU is the one running the recovery (one queue per
+ * CPU, the usual mapping): it takes interrupts, and has run any it held
+ * back before its work could run, so it is not asked.  A vector of no
+ * known CPU (no effective affinity) is not asked either: its completions
+ * are blamed on the interrupt path.
+ * Context: the recovery work, bound to the CPU its check ran on.
+ */
 static bool lost_irq_cpu_blocked(struct nvme_lost_irq *li, int *cpu,
 				 bool *here)
 {

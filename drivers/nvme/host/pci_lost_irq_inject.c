@@ -22,18 +22,31 @@
 
 DECLARE_FAULT_ATTR(nvme_fail_lost_irq);
 static unsigned int fail_lost_irq_qid;
+/* set on the command line before the allocator: seeded at module init */
+static bool fail_lost_irq_unseeded;
+
+/* Store a validated setting; this also seeds the random state. */
+static int fail_lost_irq_store(unsigned long interval,
+			       unsigned long probability, int space, int times)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%lu,%lu,%d,%d", interval, probability,
+		 space, times);
+	return setup_fault_attr(&nvme_fail_lost_irq, buf) ? 0 : -EINVAL;
+}
 
 /*
  * <interval>,<probability>,<space>,<times>: four integers and nothing else,
- * the probability a percentage.  setup_fault_attr() alone accepts trailing
- * text and any probability.  Context: early boot (built in, before slab)
- * or process.
+ * the interval at least 1, the probability a percentage, the space not
+ * negative.  setup_fault_attr() alone accepts trailing text and any
+ * value.  Context: early boot (built in, before slab) or process.
  */
 static int fail_lost_irq_set(const char *val, const struct kernel_param *kp)
 {
-	char buf[64], *s = buf, *tok[4];
-	unsigned long interval, probability, space;
-	int i, times;
+	char buf[64], *s, *tok[4];
+	unsigned long interval, probability;
+	int i, space, times;
 
 	if (strscpy(buf, val, sizeof(buf)) < 0)
 		return -EINVAL;
@@ -46,27 +59,25 @@ static int fail_lost_irq_set(const char *val, const struct kernel_param *kp)
 	if (s)
 		return -EINVAL;		/* a fifth field */
 	if (kstrtoul(tok[0], 0, &interval) || kstrtoul(tok[1], 0, &probability) ||
-	    kstrtoul(tok[2], 0, &space) || kstrtoint(tok[3], 0, &times))
+	    kstrtoint(tok[2], 0, &space) || kstrtoint(tok[3], 0, &times))
 		return -EINVAL;
-	if (probability > 100 || !interval)
+	if (probability > 100 || !interval || space < 0)
 		return -ERANGE;
 	if (IS_BUILTIN(CONFIG_BLK_DEV_NVME) && !slab_is_available()) {
 		/*
 		 * Built in and on the command line, before the allocator:
 		 * setup_fault_attr() seeds its random state with DO_ONCE,
-		 * which allocates.  Store the fields; the debugfs attribute
-		 * created at module init seeds the state.
+		 * which allocates.  Store the fields; module init stores
+		 * them again, which seeds it (unseeded, every ask fails).
 		 */
 		nvme_fail_lost_irq.interval = interval;
 		nvme_fail_lost_irq.probability = probability;
 		atomic_set(&nvme_fail_lost_irq.space, space);
 		atomic_set(&nvme_fail_lost_irq.times, times);
+		fail_lost_irq_unseeded = true;
 		return 0;
 	}
-	/* validated: setup_fault_attr() now only stores it */
-	snprintf(buf, sizeof(buf), "%lu,%lu,%lu,%d", interval, probability,
-		 space, times);
-	return setup_fault_attr(&nvme_fail_lost_irq, buf) ? 0 : -EINVAL;
+	return fail_lost_irq_store(interval, probability, space, times);
 }
 
 static const struct kernel_param_ops fail_lost_irq_ops = {
@@ -101,17 +112,23 @@ bool nvme_lost_irq_inject(struct nvme_lost_irq *li)
 }
 
 /*
- * Context: module init, before any user can write the attributes.  Quiet by
- * default: at a useful loss rate a stack dump per dropped interrupt floods
- * the console; set verbose in debugfs to see them.
+ * Seed a setting made before the allocator, then create the attributes.
+ * Quiet by default: at a useful loss rate a stack dump per dropped
+ * interrupt floods the console; set verbose in debugfs to see them.
+ * Context: module init, before any user can write the attributes.
  */
-void nvme_lost_irq_inject_debugfs(struct dentry *parent)
+void nvme_lost_irq_inject_init(struct dentry *parent)
 {
 	static const struct nvme_pci_knob qid = {
 		.name = "fail_lost_irq_qid", .val = &fail_lost_irq_qid,
 		.min = 0, .max = U16_MAX,
 	};
 
+	if (fail_lost_irq_unseeded)
+		fail_lost_irq_store(nvme_fail_lost_irq.interval,
+				    nvme_fail_lost_irq.probability,
+				    atomic_read(&nvme_fail_lost_irq.space),
+				    atomic_read(&nvme_fail_lost_irq.times));
 	nvme_fail_lost_irq.verbose = 0;
 	fault_create_debugfs_attr("fail_lost_irq", parent, &nvme_fail_lost_irq);
 	nvme_pci_debugfs_knob(parent, &qid);
@@ -119,7 +136,7 @@ void nvme_lost_irq_inject_debugfs(struct dentry *parent)
 
 #else
 
-void nvme_lost_irq_inject_debugfs(struct dentry *parent)
+void nvme_lost_irq_inject_init(struct dentry *parent)
 {
 }
 

@@ -44,6 +44,8 @@ ALL_TESTS="
 	fail_param_rejects_three_fields
 	fail_param_rejects_five_fields
 	fail_param_rejects_zero_interval
+	fail_param_rejects_negative_space
+	fail_param_rejects_wide_space
 	fail_param_takes_valid
 	poller_off_read_completes
 	poller_off_completion_polled
@@ -261,8 +263,9 @@ fail_qid_rejects_too_big() {
 	echo 0 > "$DBG/fail_lost_irq_qid"
 }
 
-# nvme.fail_lost_irq takes four integers and a percentage, nothing else; a
-# rejected value leaves the injector as it was
+# nvme.fail_lost_irq takes four integers (an interval of at least 1, a
+# percentage, a space of 0 to INT_MAX, times), nothing else; a rejected
+# value leaves the injector as it was
 fail_param_rejects() {
 	echo 0 > "$FAIL/probability"
 	if echo "$1" > "$FPARAM" 2> /dev/null; then
@@ -278,6 +281,8 @@ fail_param_rejects_percentage() { fail_param_rejects 1,101,0,1; }
 fail_param_rejects_three_fields() { fail_param_rejects 1,50,0; }
 fail_param_rejects_five_fields() { fail_param_rejects 1,50,0,1,9; }
 fail_param_rejects_zero_interval() { fail_param_rejects 0,50,0,1; }
+fail_param_rejects_negative_space() { fail_param_rejects 1,50,-1,1; }
+fail_param_rejects_wide_space() { fail_param_rejects 1,50,4294967296,1; }
 
 fail_param_takes_valid() {
 	echo 1,0,0,-1 > "$FPARAM"
