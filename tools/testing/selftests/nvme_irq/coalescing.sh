@@ -638,6 +638,12 @@ park_run() {
 	echo global > "$PARK/trace_clock"
 	echo 1 > "$PARK/events/nvme_pci/nvme_coalesce_park/enable"
 	echo 1 > "$PARK/events/nvme_pci/nvme_coalesce_decision/enable"
+	# Under TCG the submitter is the bottleneck: the job's queue averages a
+	# depth of 1 to 3, a storm to the policy, whose moderation is released
+	# when its first period's rate falls (it often does, before the move).
+	# Any depth is deep here: released only once idle, or parked.
+	echo 0 > "$DBG/avg_qd_threshold"
+	echo 0 > "$DBG/total_inflight_io_threshold"
 	for n in 1 2 3; do
 		ktap_print_msg "$ns: QD32 on queue $q (CPU 1), moved to CPU 0 and back (run $n)"
 		park_once "$ns" "$c" "$q"
@@ -649,6 +655,8 @@ park_run() {
 		fi
 		ktap_print_msg "run $n: $why: run again"
 	done
+	echo 1 > "$DBG/avg_qd_threshold"
+	echo 2 > "$DBG/total_inflight_io_threshold"
 	rmdir "$PARK"
 }
 
