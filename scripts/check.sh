@@ -286,11 +286,12 @@ python3 "$TOP/scripts/ktap.py" "kselftest (Feature 08h refused)" "$dir/genirq/co
 # (unloaded with interrupts held); its kselftest runs in the other boots.
 # coalescing.sh is not run here: at KASAN's I/O rate under TCG its QD32
 # load does not engage the policy.  Any KASAN, kmemleak or lockdep report
-# fails the boot.  Four CPU hot-unplug cycles in the drain's test, not ten
-# (six seconds each under KASAN; the default boots run ten).
+# fails the boot.  Two CPU hot-unplug cycles in the drain's test (six
+# seconds each under KASAN; the default boots run five, the test alone ten):
+# what KASAN checks is the path each cycle takes, not how often it holds.
 san_tests="lost_irq drain"
 boot sanitize --sanitize --timeout 1800 -- \
-	"export NVME_IRQ_MODROOT=$(kbuild_dir sanitize)/modules; $ksft/nvme_irq/module_reload.sh > \$RESULTS/module_reload.txt 2>&1; for m in apst_kunit pci_lost_irq_kunit pci_drain_kunit pci_coalesce_policy_kunit pci_coalesce_kunit; do modprobe -d \$NVME_IRQ_MODROOT \$m || echo \"modprobe \$m failed\"; done; for t in $san_tests; do NVME_IRQ_HOTPLUG_CYCLES=4 $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt 2>&1; done; cat \$RESULTS/*.txt; sleep 6; echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak; cat /sys/kernel/debug/kmemleak > \$RESULTS/kmemleak.txt"
+	"export NVME_IRQ_MODROOT=$(kbuild_dir sanitize)/modules; $ksft/nvme_irq/module_reload.sh > \$RESULTS/module_reload.txt 2>&1; for m in apst_kunit pci_lost_irq_kunit pci_drain_kunit pci_coalesce_policy_kunit pci_coalesce_kunit; do modprobe -d \$NVME_IRQ_MODROOT \$m || echo \"modprobe \$m failed\"; done; for t in $san_tests; do NVME_IRQ_HOTPLUG_CYCLES=2 $ksft/nvme_irq/\$t.sh > \$RESULTS/\$t.txt 2>&1; done; cat \$RESULTS/*.txt; sleep 6; echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak; cat /sys/kernel/debug/kmemleak > \$RESULTS/kmemleak.txt"
 python3 "$TOP/scripts/ktap.py" "kunit (sanitizer)" "$dir/sanitize/console.log" >> "$results"
 for t in module_reload $san_tests; do
 	python3 "$TOP/scripts/ktap.py" "kselftest (sanitizer)" "$dir/sanitize/$t.txt" >> "$results"

@@ -22,57 +22,83 @@ variants=(
 	"debugfs-off:CONFIG_DEBUG_FS"
 	"preempt-rt:+CONFIG_EXPERT +CONFIG_PREEMPT_RT"
 )
-# one folder for all of them: the host tools, objtool and the kconfig
-# programs are built once; a variant's configuration rebuilds what depends
-# on it (ccache keeps each variant's objects from one run to the next)
+# the base configuration, made and prepared (host tools, objtool) once in
+# one folder; each variant builds in a copy of it (lib.sh: seed_kbuild),
+# all at once with one job each: a variant's configuration and kbuild's
+# start-up are serial, and one variant at a time with -j2 kept 1.3 of the
+# 2 cores busy (ccache keeps each variant's objects from one run to the
+# next: the copies are at the same depth, so their objects hash alike)
 out=$(kbuild_dir matrix)
 mkdir -p "$out"
+# kmake OUT JOBS ARGS...
 kmake() {
-	make -C "$SRC" O="$out" ARCH=x86_64 CC="$KCC" HOSTCC="ccache gcc" \
-		-j"$(nproc)" "$@"
+	make -C "$SRC" O="$1" ARCH=x86_64 CC="$KCC" HOSTCC="ccache gcc" \
+		-j"$2" "${@:3}"
 }
 # the test configuration without its debug options: tinyconfig and the
 # selftest fragment, made once (tinyconfig alone takes 15 s)
 frag=$TOP/tools/testing/selftests/nvme_irq/config
 if ! cmp -s "$frag" "$out/.fragment" || [ ! -f "$out/.config.base" ]; then
-	kmake -s tinyconfig > /dev/null 2>&1
+	kmake "$out" "$(nproc)" -s tinyconfig > /dev/null 2>&1
 	(cd "$SRC" && ARCH=x86_64 KCONFIG_CONFIG="$out/.config" \
 		scripts/kconfig/merge_config.sh -m -O "$out" "$out/.config" \
 		"$frag" > /dev/null 2>&1)
-	kmake -s olddefconfig > /dev/null 2>&1
+	kmake "$out" "$(nproc)" -s olddefconfig > /dev/null 2>&1
 	cp "$out/.config" "$out/.config.base"
 	cp "$frag" "$out/.fragment"
 fi
-for v in "${variants[@]}"; do
-	name=${v%%:*} opts=${v#*:}
-	cp "$out/.config.base" "$out/.config"
+kmake "$out" "$(nproc)" -s prepare > "$out/prepare.log" 2>&1 ||
+	echo "fail static: config matrix: the base configuration does not prepare (see $out/prepare.log)"
+
+# variant NAME OPTIONS: one variant in its own folder; its verdict in
+# that folder's verdict file
+variant() {
+	local name=$1 opts=$2 vout on opt rc warn
+	vout=$(kbuild_dir "matrix-$name")
+
+	seed_kbuild "$out" "$vout"
+	cp "$out/.config.base" "$vout/.config"
 	for opt in $opts; do
 		case $opt in
-		+*)	"$SRC/scripts/config" --file "$out/.config" -e "${opt#+CONFIG_}" ;;
-		*)	"$SRC/scripts/config" --file "$out/.config" -d "${opt#CONFIG_}" ;;
+		+*)	"$SRC/scripts/config" --file "$vout/.config" -e "${opt#+CONFIG_}" ;;
+		*)	"$SRC/scripts/config" --file "$vout/.config" -d "${opt#CONFIG_}" ;;
 		esac
 	done
-	kmake -s olddefconfig > /dev/null 2>&1
+	kmake "$vout" 1 -s olddefconfig > /dev/null 2>&1
 	on=$(for opt in $opts; do
 		case $opt in
-		+*)	grep -q "^${opt#+}=y" "$out/.config" || echo "${opt#+} (not on)" ;;
-		*)	grep -q "^$opt=y" "$out/.config" && echo "$opt" ;;
+		+*)	grep -q "^${opt#+}=y" "$vout/.config" || echo "${opt#+} (not on)" ;;
+		*)	grep -q "^$opt=y" "$vout/.config" && echo "$opt" ;;
 		esac
 	done)
 	if [ -n "$on" ]; then
-		echo "fail static: config matrix $name: $on stayed as it was"
-		continue
+		echo "fail static: config matrix $name: $on stayed as it was" > "$vout/verdict"
+		return
 	fi
-	# rebuild the series' objects so that their warnings are seen again
-	find "$out/drivers/nvme/host" "$out/kernel/irq" -name '*.o' -delete 2> /dev/null
-	kmake W=1 "${dirs[@]}" > "$out/build-$name.log" 2>&1
+	# the series' objects are built again, so that their warnings are seen
+	find "$vout/drivers/nvme/host" "$vout/kernel/irq" -name '*.o' -delete 2> /dev/null
+	kmake "$vout" 1 W=1 "${dirs[@]}" > "$vout/build.log" 2>&1
 	rc=$?
-	warn=$(grep -cE 'warning:|error:' "$out/build-$name.log")
+	warn=$(grep -cE 'warning:|error:' "$vout/build.log")
 	if [ $rc -eq 0 ] && [ "$warn" -eq 0 ]; then
 		echo "pass static: config matrix $name: drivers/nvme/host, kernel/irq build W=1 clean"
 	else
-		echo "fail static: config matrix $name: exit $rc, $warn warning(s) (see $out/build-$name.log)"
-		grep -E 'warning:|error:' "$out/build-$name.log" | head -5 | sed 's/^/    /' >&2
+		echo "fail static: config matrix $name: exit $rc, $warn warning(s) (see $vout/build.log)"
+		grep -E 'warning:|error:' "$vout/build.log" | head -5 | sed 's/^/    /'
+	fi > "$vout/verdict"
+}
+
+for v in "${variants[@]}"; do
+	variant "${v%%:*}" "${v#*:}" &
+done
+wait
+for v in "${variants[@]}"; do
+	f=$(kbuild_dir "matrix-${v%%:*}")/verdict
+	if [ -f "$f" ]; then
+		grep -v '^    ' "$f"
+		grep '^    ' "$f" >&2
+	else
+		echo "fail static: config matrix ${v%%:*}: no verdict"
 	fi
 done
 exit 0

@@ -21,7 +21,7 @@ fi
 
 pkgs=(build-essential bc bison flex libelf-dev libssl-dev
       cpio kmod xz-utils rsync python3 python3-ply python3-git ccache sparse
-      qemu-system-x86 fio nvme-cli trace-cmd gnuplot-nox
+      qemu-system-x86 fio nvme-cli trace-cmd jq gnuplot-nox
       dpkg-dev meson ninja-build pkgconf libglib2.0-dev libpixman-1-dev
       libfdt-dev libcap-ng-dev libattr1-dev zlib1g-dev)
 

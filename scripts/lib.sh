@@ -62,6 +62,8 @@ QEMU_CACHE=${QEMU_CACHE:-/var/cache/nvme-irq/qemu}
 BASE_CACHE=${BASE_CACHE:-/var/cache/nvme-irq/linux}
 # checkpatch's verdicts, keyed by everything they depend on (static-checks.sh)
 CHECKPATCH_CACHE=${CHECKPATCH_CACHE:-/var/cache/nvme-irq/checkpatch}
+# get_maintainer.pl's answers, the same way (series.sh)
+GM_CACHE=${GM_CACHE:-/var/cache/nvme-irq/get_maintainer}
 # sparse: Debian 12's 0.6.4 cannot read 7.3's headers (__typeof_unqual__),
 # and kbuild then drops C=2 with a warning and checks nothing.  make deps
 # builds this release candidate from Debian's source package (sid), its

@@ -65,12 +65,13 @@ if [ -n "$BASE_TAG" ]; then
 fi
 
 # replay PARENT COMMIT...: the commits' changes on PARENT, in a scratch
-# index (no work tree); prints the new tip
+# index (no work tree; read once: each commit's tree is the index as the
+# one before left it); prints the new tip
 replay() {
 	local tip=$1 c
 	shift
+	GIT_INDEX_FILE=$tmp/index git -C "$SRC" read-tree "$tip"
 	for c; do
-		GIT_INDEX_FILE=$tmp/index git -C "$SRC" read-tree "$tip"
 		git -C "$SRC" diff --binary "$c^" "$c" |
 			GIT_INDEX_FILE=$tmp/index git -C "$SRC" apply --cached ||
 			die "$(git -C "$SRC" log -1 --format=%s "$c") does not apply without the series before it"
@@ -88,15 +89,27 @@ mapfile -t commits < <(git -C "$SRC" rev-list --reverse base..series)
 declare -A from_of=() tip_of=() range_of=() needs_of=() tree_of=() code_of=()
 names=() covered=()
 # gm PATCH OPTION...: get_maintainer.pl on a patch file, with its role
-# after each address ("Name <a@b> (maintainer:SECTION)")
+# after each address ("Name <a@b> (maintainer:SECTION)").  Its answer
+# depends only on the patch, the options, MAINTAINERS and the script: kept
+# under a hash of those, as checkpatch's verdicts are (static-checks.sh)
 gm() {
-	local f=$1
+	local f=$1 key
 	shift
+	key=$( { cat "$f"; echo "$*"; cat "$SRC/MAINTAINERS" "$SRC/scripts/get_maintainer.pl"; } |
+		sha256sum | cut -c 1-32)
+	if [ -f "$GM_CACHE/$key" ]; then
+		cat "$GM_CACHE/$key"
+		return
+	fi
 	(cd "$SRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback \
-		--no-tree "$@" "$f")
+		--no-tree "$@" "$f") > "$f.gm.$$" || return
+	mkdir -p "$GM_CACHE" 2> /dev/null && cp "$f.gm.$$" "$GM_CACHE/$key.$$" &&
+		mv "$GM_CACHE/$key.$$" "$GM_CACHE/$key"
+	cat "$f.gm.$$"
+	rm -f "$f.gm.$$"
 }
 export -f gm
-export SRC
+export SRC GM_CACHE
 # addresses FILE: the addresses of a gm output, roles dropped
 addresses() {
 	sed -E 's/ \((maintainer|reviewer|supporter|odd fixer|(open|moderated|subscriber) list)\b.*\)$//' "$1"

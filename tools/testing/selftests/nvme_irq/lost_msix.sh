@@ -86,20 +86,17 @@ timeouts() {
 # CPU (1m: 256 of each); prints the worst completion latency in ms; true if
 # fio reports no error
 fio_qd1() {
-	local out=$WORK/$1.json
+	local out=$WORK/$1.json s worst ios errs
 
 	fio --output-format=json --output="$out" --name=q1 --filename="$NS" \
 		--rw=randwrite --bs=4k --size="${2:-1m}" --ioengine=libaio --direct=1 \
 		--iodepth=1 --verify=crc32c --verify_fatal=1 \
 		--cpus_allowed="$cpu" > /dev/null 2> "$WORK/$1.err" || return 1
-	python3 - "$out" <<'EOF'
-import json, sys
-j = json.load(open(sys.argv[1]))['jobs'][0]
-ios = j['read']['total_ios'] + j['write']['total_ios']
-worst = max(j[rw]['clat_ns']['max'] for rw in ('read', 'write'))
-print(f"{worst / 1e6:.1f} {ios} {j['error']}")
-sys.exit(1 if j['error'] or not ios else 0)
-EOF
+	s=$(jq -r '.jobs[0] | [([.read.clat_ns.max, .write.clat_ns.max] | max / 1e6),
+		.read.total_ios + .write.total_ios, .error] | @tsv' "$out") || return 1
+	read -r worst ios errs <<< "$s"
+	printf '%.1f %s %s\n' "$worst" "$ios" "$errs"
+	[ "$errs" = 0 ] && [ "$ios" -gt 0 ]
 }
 
 # PCT % of queue 1's messages lost at the device.  At QD1 on queue 1's CPU

@@ -110,14 +110,15 @@ controller_refused() {
 }
 
 feat_08h() { feat "$CTRL" -f 8; }
-# the 08h value the controller last took from user space, as nvme-pci
-# recorded it (watch_hold's last reading): nvme-coal engages for a period
-# or two at a time under TCG, shorter than a Get Features takes here
+# the largest 08h value the controller took from user space so far, as
+# nvme-pci recorded it (watch_hold's readings): nvme-coal engages for a
+# period or two at a time under TCG, shorter than a Get Features takes
+# here, and it may be released again between two of these probes
 taken_08h() {
 	local u h v=0
 
 	while read -r u h; do
-		[ -n "$u" ] && v=$((u))
+		[ -n "$u" ] && [ $((u)) -gt "$v" ] && v=$((u))
 	done < "$WORK/$name.hold"
 	echo "$v"
 }
