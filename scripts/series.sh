@@ -90,12 +90,17 @@ declare -A from_of=() tip_of=() range_of=() needs_of=() tree_of=() code_of=()
 names=() covered=()
 # gm PATCH OPTION...: get_maintainer.pl on a patch file, with its role
 # after each address ("Name <a@b> (maintainer:SECTION)").  Its answer
-# depends only on the patch, the options, MAINTAINERS and the script: kept
-# under a hash of those, as checkpatch's verdicts are (static-checks.sh)
+# depends only on the patch, the options, the base (the folders its F:
+# patterns find), MAINTAINERS, .mailmap, its configuration and ignore
+# files and the script: kept under a hash of those, as checkpatch's
+# verdicts are (static-checks.sh)
 gm() {
 	local f=$1 key
 	shift
-	key=$( { cat "$f"; echo "$*"; cat "$SRC/MAINTAINERS" "$SRC/scripts/get_maintainer.pl"; } |
+	key=$( { cat "$f"; echo "$*"; git -C "$SRC" rev-parse 'base^{tree}'
+		cat "$SRC/MAINTAINERS" "$SRC/scripts/get_maintainer.pl"
+		cat "$SRC/.mailmap" "$SRC/.get_maintainer.ignore" "$SRC/.get_maintainer.conf" \
+			"$HOME/.get_maintainer.conf" 2> /dev/null; } |
 		sha256sum | cut -c 1-32)
 	if [ -f "$GM_CACHE/$key" ]; then
 		cat "$GM_CACHE/$key"

@@ -171,8 +171,8 @@ require_test_devs
 NS=$(first_ns)
 CTRL=$(ns_ctrl "${NS#/dev/}")
 if [ ! -e "$SWITCH" ] || [ ! -r "$DBG/$CTRL/coalescing" ] || ! command -v fio > /dev/null ||
-   ! command -v nvme > /dev/null; then
-	ktap_skip_all "needs debugfs, adaptive coalescing in nvme-pci, fio and nvme-cli"
+   ! command -v jq > /dev/null || ! command -v nvme > /dev/null; then
+	ktap_skip_all "needs debugfs, adaptive coalescing in nvme-pci, fio, jq and nvme-cli"
 	exit "$KSFT_SKIP"
 fi
 if [ "$(cmdline_value nvme.adaptive_coalescing 1)" = 0 ] ||

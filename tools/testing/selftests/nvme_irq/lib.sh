@@ -337,15 +337,15 @@ require_ctrls_and_fio() {
 # fio_json NAME [fio options]: fio with JSON output in $WORK; prints the
 # I/O and error counts, writes every job's IOPS to $WORK/NAME.iops; true
 # if it did I/O and reported no error.  (jq, not python3: under TCG a
-# python3 start takes a second, more than many of the runs.)
+# python3 start takes a second.)
 fio_json() {
 	local name=$1 out=$WORK/$1.json s ios errs iops
 	shift
-	command -v jq > /dev/null || { ktap_print_msg "fio_json: no jq"; return 1; }
+	command -v jq > /dev/null || { ktap_print_msg "fio_json needs jq"; return 1; }
 	fio --output-format=json --output="$out" "$@" > /dev/null \
 		2> "$WORK/$name.err" || return 1
-	s=$(jq -r '.jobs | (map(.read.total_ios + .write.total_ios) | add),
-		(map(.error) | add),
+	s=$(jq -r '.jobs | (map(.read.total_ios + .write.total_ios) | add // 0),
+		(map(.error) | add // 0),
 		(map(.read.iops + .write.iops | round | tostring) | join(" "))' \
 		"$out") || return 1
 	{ read -r ios; read -r errs; read -r iops; } <<< "$s"

@@ -95,7 +95,7 @@ fio_qd1() {
 	s=$(jq -r '.jobs[0] | [([.read.clat_ns.max, .write.clat_ns.max] | max / 1e6),
 		.read.total_ios + .write.total_ios, .error] | @tsv' "$out") || return 1
 	read -r worst ios errs <<< "$s"
-	printf '%.1f %s %s\n' "$worst" "$ios" "$errs"
+	LC_ALL=C printf '%.1f %s %s\n' "$worst" "$ios" "$errs"
 	[ "$errs" = 0 ] && [ "$ios" -gt 0 ]
 }
 
