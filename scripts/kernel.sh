@@ -59,8 +59,24 @@ if [ "$flavour" = stock ] || [ "$flavour" = stock-test ]; then
 		rm -f "$out/.fragments"		# configured again, at base
 	fi
 fi
+# A clean clone's tree is newer than anything built before it: the test,
+# sanitizer and bench kernels' folders are kept in $KBUILD_CACHE after each
+# build and an empty one is seeded from there, the objects given back to
+# the files they were built from (kbuild-cache.py says when it refuses)
+cached=
+case $flavour in test|sanitize|bench) cached=$KBUILD_CACHE/$BASE-$flavour ;; esac
+if [ -n "$cached" ] && [ ! -f "$out/vmlinux" ] && [ -d "$cached" ]; then
+	rc=0
+	python3 "$TOP/scripts/kbuild-cache.py" restore "$cached" "$out" "$SRC" "$TOP" "$BASE_BUILD" ||
+		rc=$?
+	if [ $rc -ne 0 ] && [ $rc -ne 2 ]; then
+		note "the cached $flavour build folder could not be used: building it afresh"
+		rm -rf "$out"
+	fi
+fi
 mkdir -p "$out"
 echo "$SRC" > "$out/.source"
+rm -f "$out/.manifest"		# written again once the build succeeds
 
 export CCACHE_BASEDIR=$BASE_BUILD CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content
 kmake() {
@@ -117,6 +133,7 @@ fi
 
 note "building the $flavour kernel (log: $out/build.log)"
 start=$(date +%s)
+touch "$out/.build-start"
 set +e +o pipefail
 targets=(bzImage)
 [ "$flavour" = sanitize ] && targets+=(modules)
@@ -134,3 +151,12 @@ if [ "$rc" -ne 0 ]; then
 	die "the $flavour kernel failed to build; see $out/build.log"
 fi
 note "$flavour kernel built in $(( $(date +%s) - start )) s: $(bzimage_of "$flavour")"
+# what it was built from (kbuild-cache.py); kept when make compiled anything
+if [ -n "$cached" ] && { [ ! -d "$cached" ] ||
+			 [ -n "$(find "$out" -name '*.o' -newer "$out/.build-start" -print -quit)" ]; }; then
+	mkdir -p "$KBUILD_CACHE" 2> /dev/null &&
+		python3 "$TOP/scripts/kbuild-cache.py" save "$cached" "$out" "$SRC" "$TOP" "$BASE_BUILD" ||
+		note "the $flavour build folder was not cached"
+else
+	python3 "$TOP/scripts/kbuild-cache.py" manifest "$out" "$SRC" || true
+fi

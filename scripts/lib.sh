@@ -64,6 +64,9 @@ BASE_CACHE=${BASE_CACHE:-/var/cache/nvme-irq/linux}
 CHECKPATCH_CACHE=${CHECKPATCH_CACHE:-/var/cache/nvme-irq/checkpatch}
 # get_maintainer.pl's answers, the same way (series.sh)
 GM_CACHE=${GM_CACHE:-/var/cache/nvme-irq/get_maintainer}
+# the last build folder of each kernel, with what it was built from
+# (kernel.sh, kbuild-cache.py)
+KBUILD_CACHE=${KBUILD_CACHE:-/var/cache/nvme-irq/kbuild}
 # sparse: Debian 12's 0.6.4 cannot read 7.3's headers (__typeof_unqual__),
 # and kbuild then drops C=2 with a warning and checks nothing.  make deps
 # builds this release candidate from Debian's source package (sid), its
@@ -100,6 +103,7 @@ seed_kbuild() {
 	rm -rf "$out"
 	mkdir -p "$(dirname "$out")"
 	cp -a "$seed" "$out"
+	rm -f "$out/.manifest"	# what the seed was built from, not the copy
 	# objtool's own build records its output folder by absolute path:
 	# point it at the copy, mtimes kept (an objtool built again would
 	# have every object built again)

@@ -91,14 +91,8 @@ extract_base() {
 	fi
 	exec 8>&-
 	git -C "$SRC.tmp" config nvme-irq.tarball "$key"
-	# the exported patches' index lines the same in every clone (git's
-	# own length depends on how many objects are packed), so that the
-	# verdicts and answers kept under their hash (series.sh,
-	# static-checks.sh) serve every clone; and no automatic gc, which
-	# would pack the tree's objects in the middle of a build
-	git -C "$SRC.tmp" config core.abbrev 9
-	git -C "$SRC.tmp" config gc.auto 0
 	mv "$SRC.tmp" "$SRC"
+	EXTRACTED=1
 }
 
 # same_base: build/linux was made from this tarball (a tree of an earlier
@@ -256,12 +250,21 @@ build_commits() {
 }
 
 lock_tree
+EXTRACTED=
 if [ -d "$SRC/.git" ]; then
 	same_base
 else
 	extract_base
 fi
 recover_from_base || die "cannot check build/linux out again"
+# the exported patches' index lines the same in every clone (git's own
+# length depends on how many objects are packed), so that the verdicts and
+# answers kept under their hash (series.sh, static-checks.sh) serve every
+# clone; and no automatic gc, which would pack the tree's objects in the
+# middle of a build.  Set on every run: a tree made before these settings
+# keeps git's own.
+git -C "$SRC" config core.abbrev 9
+git -C "$SRC" config gc.auto 0
 # the stock kernel's worktree of earlier versions (now built in build/linux)
 for old in "$BUILD/linux-stock" "$BUILD/stock/linux"; do
 	[ -d "$old" ] && git -C "$SRC" worktree remove --force "$old" 2> /dev/null
@@ -301,4 +304,8 @@ git update-ref refs/overlay/applied "$TIP"	# what make refresh compares against
 git symbolic-ref HEAD refs/heads/series
 git reset -q --hard
 git config nvme-irq.inputs "$key"
+# a tree made whole here: when its files were written (kbuild-cache.py
+# gives a cached build folder's objects back only to files not written
+# since)
+[ -z "${EXTRACTED:-}" ] || touch "$SRC/.git/nvme-irq-made"
 note "${SRC#"$TOP"/} is at $(git log -1 --format='%h %s')"
