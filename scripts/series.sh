@@ -95,12 +95,22 @@ names=() covered=()
 # files and the script: kept under a hash of those, as checkpatch's
 # verdicts are (static-checks.sh)
 gm() {
-	local f=$1 key
+	local f=$1 key c
 	shift
+	# (its configuration and ignore files: the first found in the tree,
+	# $HOME, the tree's .scripts; each named by where it is, not by the
+	# clone's path, then its content)
 	key=$( { cat "$f"; echo "$*"; git -C "$SRC" rev-parse 'base^{tree}'
 		cat "$SRC/MAINTAINERS" "$SRC/scripts/get_maintainer.pl"
-		cat "$SRC/.mailmap" "$SRC/.get_maintainer.ignore" "$SRC/.get_maintainer.conf" \
-			"$HOME/.get_maintainer.conf" 2> /dev/null; } |
+		for c in "$SRC/.mailmap" {"$SRC","$HOME","$SRC/.scripts"}/.get_maintainer.{conf,ignore}; do
+			if [ -e "$c" ]; then
+				case $c in
+				"$SRC"/*) echo "== tree/${c#"$SRC"/}" ;;
+				*) echo "== home/${c##*/}" ;;
+				esac
+				cat "$c"
+			fi
+		done; } |
 		sha256sum | cut -c 1-32)
 	if [ -f "$GM_CACHE/$key" ]; then
 		cat "$GM_CACHE/$key"

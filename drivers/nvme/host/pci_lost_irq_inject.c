@@ -22,8 +22,6 @@
 
 DECLARE_FAULT_ATTR(nvme_fail_lost_irq);
 static unsigned int fail_lost_irq_qid;
-/* set on the command line before the allocator: seeded at module init */
-static bool fail_lost_irq_unseeded;
 
 /* Store a validated setting; this also seeds the random state. */
 static int fail_lost_irq_store(unsigned long interval,
@@ -39,8 +37,9 @@ static int fail_lost_irq_store(unsigned long interval,
 /*
  * <interval>,<probability>,<space>,<times>: four integers and nothing else,
  * the interval at least 1, the probability a percentage, the space not
- * negative.  setup_fault_attr() alone accepts trailing text and any
- * value.  Context: early boot (built in, before slab) or process.
+ * negative, the times -1 (no limit) or more.  setup_fault_attr() alone
+ * accepts trailing text and any value.  Context: early boot (built in,
+ * before slab) or process.
  */
 static int fail_lost_irq_set(const char *val, const struct kernel_param *kp)
 {
@@ -61,7 +60,7 @@ static int fail_lost_irq_set(const char *val, const struct kernel_param *kp)
 	if (kstrtoul(tok[0], 0, &interval) || kstrtoul(tok[1], 0, &probability) ||
 	    kstrtoint(tok[2], 0, &space) || kstrtoint(tok[3], 0, &times))
 		return -EINVAL;
-	if (probability > 100 || !interval || space < 0)
+	if (probability > 100 || !interval || space < 0 || times < -1)
 		return -ERANGE;
 	if (IS_BUILTIN(CONFIG_BLK_DEV_NVME) && !slab_is_available()) {
 		/*
@@ -74,7 +73,6 @@ static int fail_lost_irq_set(const char *val, const struct kernel_param *kp)
 		nvme_fail_lost_irq.probability = probability;
 		atomic_set(&nvme_fail_lost_irq.space, space);
 		atomic_set(&nvme_fail_lost_irq.times, times);
-		fail_lost_irq_unseeded = true;
 		return 0;
 	}
 	return fail_lost_irq_store(interval, probability, space, times);
@@ -112,7 +110,9 @@ bool nvme_lost_irq_inject(struct nvme_lost_irq *li)
 }
 
 /*
- * Seed a setting made before the allocator, then create the attributes.
+ * Store the setting again, which seeds the random state for one made before
+ * the allocator (and changes nothing else), then create the attributes.
+ * Under the parameters' lock: a module's parameter file is there already.
  * Quiet by default: at a useful loss rate a stack dump per dropped
  * interrupt floods the console; set verbose in debugfs to see them.
  * Context: module init, before any user can write the attributes.
@@ -124,11 +124,12 @@ void nvme_lost_irq_inject_init(struct dentry *parent)
 		.min = 0, .max = U16_MAX,
 	};
 
-	if (fail_lost_irq_unseeded)
-		fail_lost_irq_store(nvme_fail_lost_irq.interval,
-				    nvme_fail_lost_irq.probability,
-				    atomic_read(&nvme_fail_lost_irq.space),
-				    atomic_read(&nvme_fail_lost_irq.times));
+	kernel_param_lock(THIS_MODULE);
+	fail_lost_irq_store(nvme_fail_lost_irq.interval,
+			    nvme_fail_lost_irq.probability,
+			    atomic_read(&nvme_fail_lost_irq.space),
+			    atomic_read(&nvme_fail_lost_irq.times));
+	kernel_param_unlock(THIS_MODULE);
 	nvme_fail_lost_irq.verbose = 0;
 	fault_create_debugfs_attr("fail_lost_irq", parent, &nvme_fail_lost_irq);
 	nvme_pci_debugfs_knob(parent, &qid);

@@ -221,7 +221,7 @@ ctrls_idle_state() {
 
 ktap_print_header
 require_root
-require_test_devs
+require_test_devs noio
 if [ ! -r "$PARAM" ]; then
 	ktap_skip_all "nvme_core is not loaded"
 	exit "$KSFT_SKIP"

@@ -104,5 +104,5 @@ param_fail_lost_irq() {
 
 ktap_print_header
 require_root
-require_test_devs
+require_test_devs noio
 run_tests

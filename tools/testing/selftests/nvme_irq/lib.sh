@@ -248,12 +248,19 @@ save_knobs() {
 	trap nvme_irq_exit EXIT
 }
 
-# require_test_devs [unloaded]: skip every test unless NVME_IRQ_TEST_DEVS
-# names NVMe namespaces that exist; with "unloaded", the nvme module may
-# not be loaded yet, and the names are checked once it is
+# require_test_devs [unloaded|noio]: skip every test unless NVME_IRQ_TEST_DEVS
+# names NVMe namespaces that exist, and unless fio and jq (fio_json) are
+# there to run I/O on them; with "unloaded", the nvme module may not be
+# loaded yet, and the names are checked once it is; with "noio", the
+# test runs no I/O
 require_test_devs() {
 	local dev
 
+	if [ "${1:-}" != noio ] &&
+	   { ! command -v fio > /dev/null || ! command -v jq > /dev/null; }; then
+		ktap_skip_all "needs fio and jq"
+		exit "$KSFT_SKIP"
+	fi
 	if [ -z "${NVME_IRQ_TEST_DEVS:-}" ]; then
 		ktap_skip_all "NVME_IRQ_TEST_DEVS is not set: name the NVMe" \
 			"namespaces these tests may overwrite" \

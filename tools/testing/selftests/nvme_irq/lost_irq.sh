@@ -46,6 +46,7 @@ ALL_TESTS="
 	fail_param_rejects_zero_interval
 	fail_param_rejects_negative_space
 	fail_param_rejects_wide_space
+	fail_param_rejects_times_below_no_limit
 	fail_param_takes_valid
 	poller_off_read_completes
 	poller_off_completion_polled
@@ -63,6 +64,7 @@ inject() {	# inject QID PROBABILITY: 0 0 turns it off
 	echo 0 > "$FAIL/verbose"
 	echo 1 > "$FAIL/interval"
 	echo -1 > "$FAIL/times"
+	echo 0 > "$FAIL/space"
 	echo "$2" > "$FAIL/probability"
 }
 cleanup() {
@@ -283,10 +285,29 @@ fail_param_rejects_five_fields() { fail_param_rejects 1,50,0,1,9; }
 fail_param_rejects_zero_interval() { fail_param_rejects 0,50,0,1; }
 fail_param_rejects_negative_space() { fail_param_rejects 1,50,-1,1; }
 fail_param_rejects_wide_space() { fail_param_rejects 1,50,4294967296,1; }
+fail_param_rejects_times_below_no_limit() { fail_param_rejects 1,50,0,-2; }
 
+# fail_injector: the injector's setting as the parameter writes it
+fail_injector() {
+	cat "$FAIL/interval" "$FAIL/probability" "$FAIL/space" "$FAIL/times" | paste -sd,
+}
+
+# each field where it belongs (probability 0: nothing dropped), then the
+# defaults back
 fail_param_takes_valid() {
-	echo 1,0,0,-1 > "$FPARAM"
-	ktap_test_result "fail_lost_irq takes '1,0,0,-1'" [ $? -eq 0 ]
+	local v got ok=0
+
+	for v in 3,0,4096,7 1,0,0,-1; do
+		if ! echo "$v" > "$FPARAM"; then
+			ktap_print_msg "fail_lost_irq refused '$v'"
+			ok=1
+		else
+			got=$(fail_injector)
+			[ "$got" = "$v" ] ||
+				{ ktap_print_msg "fail_lost_irq '$v' stored as '$got'"; ok=1; }
+		fi
+	done
+	ktap_test_result "fail_lost_irq takes '3,0,4096,7' and '1,0,0,-1' as written" [ $ok = 0 ]
 	inject 0 0
 }
 

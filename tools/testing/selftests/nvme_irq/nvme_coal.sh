@@ -389,7 +389,7 @@ genirq_moderated() {
 	[[ "${BEFORE[irq]}" != *" irq"*"="[1-9]* ]] &&
 		{ [ "${SEEN[irq]}" -gt 0 ] || [ "$IRQ_HELD" -gt 0 ]; } &&
 		[ "${DECISIONS[irq]:-0}" -gt 0 ] && ok=true
-	ktap_test_result "genirq: a vector's moderation_us, 0 before, non-zero during the load" $ok
+	ktap_test_result "genirq: moderation_us 0 before, then non-zero or interrupts held" $ok
 }
 
 genirq_restored() {
