@@ -181,15 +181,18 @@ static void drain_test_budget_restore(void *budget)
 static void drain_weight_is_the_handlers_budget(struct kunit *test)
 {
 	void *budget = (void *)(unsigned long)READ_ONCE(nvme_irq_budget);
-	struct nvme_drain d = { };
+	struct nvme_drain *d;
 	int irq;
 
 	if (!cpu_online(1))
 		kunit_skip(test, "CPU 1 is not online");
 	irq = drain_test_vector(test);
+	/* not on the stack: the stop action runs once this function is gone */
+	d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, d);
 	drain_test_runs = 0;
-	nvme_drain_start(&d, irq, 1, drain_test_poll);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, drain_test_stop, &d), 0);
+	nvme_drain_start(d, irq, 1, drain_test_poll);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, drain_test_stop, d), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, drain_test_budget_restore,
 							budget), 0);
 	WRITE_ONCE(nvme_irq_budget, 0);
@@ -197,19 +200,19 @@ static void drain_weight_is_the_handlers_budget(struct kunit *test)
 	/* as in the handler; the poll runs when bottom halves are enabled */
 	local_bh_disable();
 	local_irq_disable();
-	nvme_drain_defer(&d, 32);
+	nvme_drain_defer(d, 32);
 	local_irq_enable();
 	local_bh_enable();
-	nvme_drain_stop(&d);	/* waits for a poll still scheduled */
+	nvme_drain_stop(d);	/* waits for a poll still scheduled */
 
 	KUNIT_EXPECT_EQ(test, drain_test_runs, 2);
 	KUNIT_EXPECT_EQ(test, drain_test_weights[0], 32);
 	KUNIT_EXPECT_EQ(test, drain_test_returns[0], 32);
 	KUNIT_EXPECT_EQ(test, drain_test_weights[1], 32);
 	KUNIT_EXPECT_EQ(test, drain_test_returns[1], 16);
-	KUNIT_EXPECT_EQ(test, d.poll_completions, 48);
-	KUNIT_EXPECT_EQ(test, d.fallbacks, 1);
-	KUNIT_EXPECT_FALSE(test, d.deferred);
+	KUNIT_EXPECT_EQ(test, d->poll_completions, 48);
+	KUNIT_EXPECT_EQ(test, d->fallbacks, 1);
+	KUNIT_EXPECT_FALSE(test, d->deferred);
 	KUNIT_EXPECT_FALSE(test, irqd_irq_disabled(irq_get_irq_data(irq)));
 }
 
