@@ -158,8 +158,9 @@ def read_manifest(path):
 
 def lock(cache):
     os.makedirs(os.path.dirname(cache), exist_ok=True)
+    # (read-only: flock needs no more, and a user may read root's cache)
     fd = os.open(os.path.join(os.path.dirname(cache), ".lock"),
-                 os.O_CREAT | os.O_RDWR, 0o644)
+                 os.O_CREAT | os.O_RDONLY, 0o644)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
 
@@ -274,7 +275,7 @@ def restore(cache, out, src, top, build):
             mtime = os.lstat(f).st_mtime
         except FileNotFoundError:
             continue
-        if (mtime <= made or mtime == OLD) and want.get(p) == meta and \
+        if mtime <= made and want.get(p) == meta and \
            all(o.get(p) == meta for o in others):
             t, same = OLD, same + 1
         else:

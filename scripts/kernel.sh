@@ -71,7 +71,7 @@ if [ -n "$cached" ] && [ ! -f "$out/vmlinux" ] && [ -d "$cached" ]; then
 		rc=$?
 	if [ $rc -ne 0 ] && [ $rc -ne 2 ]; then
 		note "the cached $flavour build folder could not be used: building it afresh"
-		rm -rf "$out"
+		rm -rf "$out" "$out.new"
 	fi
 fi
 mkdir -p "$out"
