@@ -110,9 +110,11 @@ bool nvme_lost_irq_inject(struct nvme_lost_irq *li)
 }
 
 /*
- * Store the setting again, which seeds the random state for one made before
- * the allocator (and changes nothing else), then create the attributes.
- * Under the parameters' lock: a module's parameter file is there already.
+ * Store the setting again, which changes nothing else and seeds the random
+ * state for one made before the allocator: needed only by built-in nvme
+ * set on the command line without CONFIG_FAULT_INJECTION_DEBUG_FS, where
+ * nothing below seeds it.  Under the parameters' lock: a module's
+ * parameter file is there already.  Then create the attributes.
  * Quiet by default: at a useful loss rate a stack dump per dropped
  * interrupt floods the console; set verbose in debugfs to see them.
  * Context: module init, before any user can write the attributes.

@@ -252,7 +252,7 @@ save_knobs() {
 # names NVMe namespaces that exist, and unless fio and jq (fio_json) are
 # there to run I/O on them; with "unloaded", the nvme module may not be
 # loaded yet, and the names are checked once it is; with "noio", the
-# test runs no I/O
+# test needs neither (no fio jobs)
 require_test_devs() {
 	local dev
 
