@@ -1281,6 +1281,13 @@ static void record_alloc(void *data, unsigned long call_site, const void *ptr,
 		p->may_do_io++;
 }
 
+/* KUnit cleanup: an aborted case must not leave the probe registered */
+static void alloc_probe_stop(void *data)
+{
+	unregister_trace_kmalloc(record_alloc, data);
+	tracepoint_synchronize_unregister();
+}
+
 /*
  * genirq carries the engaged queue while its sibling's exemption is
  * pending (and after 08h is refused).  Its first engage allocates
@@ -1291,7 +1298,8 @@ static void record_alloc(void *data, unsigned long call_site, const void *ptr,
 static void genirq_engage_allocates_without_io(struct kunit *test)
 {
 	struct fake_ctrl *f = fake_ctrl(test, 2);
-	struct alloc_probe probe = { .task = current, .lock = &f->cc.lock };
+	struct alloc_probe *probe = kunit_kzalloc(test, sizeof(*probe),
+						  GFP_KERNEL);
 	int irq = real_vector(test);
 	int off = irq_can_moderate(irq);
 
@@ -1303,16 +1311,20 @@ static void genirq_engage_allocates_without_io(struct kunit *test)
 	f->irq0 = irq;
 	nvme_coal_start(&f->q[0], &f->cc, NULL);
 	f->status[0] = STATUS_NOT_CHANGEABLE;
-	if (register_trace_kmalloc(record_alloc, &probe))
+	KUNIT_ASSERT_NOT_NULL(test, probe);
+	probe->task = current;
+	probe->lock = &f->cc.lock;
+	if (register_trace_kmalloc(record_alloc, probe))
 		kunit_skip(test, "no kmalloc tracepoint");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, alloc_probe_stop,
+							probe), 0);
 	engage_queue0(test, f);
 	busy_periods(f, 1);
-	unregister_trace_kmalloc(record_alloc, &probe);
-	tracepoint_synchronize_unregister();
+	kunit_release_action(test, alloc_probe_stop, probe);
 	KUNIT_EXPECT_EQ(test, f->cc.feat, NVME_COAL_FEAT_REFUSED);
 	KUNIT_EXPECT_NE(test, irq_get_moderation(f->irq0), 0);
-	KUNIT_EXPECT_GT(test, probe.allocs, 0);
-	KUNIT_EXPECT_EQ(test, probe.may_do_io, 0);
+	KUNIT_EXPECT_GT(test, probe->allocs, 0);
+	KUNIT_EXPECT_EQ(test, probe->may_do_io, 0);
 }
 
 /*

@@ -95,8 +95,7 @@ param_fail_lost_irq() {
 		ktap_test_result "nvme.fail_lost_irq absent: nothing is dropped" \
 			[ "$(cat "$attr/probability")" = 0 ]
 	else
-		got=$(cat "$attr/interval" "$attr/probability" "$attr/space" \
-			"$attr/times" | paste -sd,)
+		got=$(fail_lost_irq_setting)
 		ktap_print_msg "fail_lost_irq: command line $fail, debugfs $got"
 		ktap_test_result "nvme.fail_lost_irq=$fail took effect" [ "$got" = "$fail" ]
 	fi

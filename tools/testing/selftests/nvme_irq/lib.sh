@@ -248,19 +248,28 @@ save_knobs() {
 	trap nvme_irq_exit EXIT
 }
 
-# require_test_devs [unloaded|noio]: skip every test unless NVME_IRQ_TEST_DEVS
-# names NVMe namespaces that exist, and unless fio and jq (fio_json) are
-# there to run I/O on them; with "unloaded", the nvme module may not be
-# loaded yet, and the names are checked once it is; with "noio", the
-# test needs neither (no fio jobs)
+# require_test_devs [unloaded] [noio|nojq]: skip every test unless
+# NVME_IRQ_TEST_DEVS names NVMe namespaces that exist, and unless fio and jq
+# (fio_json) are there to run I/O on them.  With "unloaded", the nvme module
+# may not be loaded yet, and the names are checked once it is; "noio": the
+# test runs no fio job; "nojq": it runs fio but reads its output without jq
 require_test_devs() {
-	local dev
+	local dev arg unloaded= needs="fio jq"
 
-	if [ "${1:-}" != noio ] &&
-	   { ! command -v fio > /dev/null || ! command -v jq > /dev/null; }; then
-		ktap_skip_all "needs fio and jq"
-		exit "$KSFT_SKIP"
-	fi
+	for arg in "$@"; do
+		case "$arg" in
+		unloaded) unloaded=1 ;;
+		noio) needs= ;;
+		nojq) needs=fio ;;
+		*) ktap_exit_fail_msg "require_test_devs: unknown $arg" ;;
+		esac
+	done
+	for arg in $needs; do
+		if ! command -v "$arg" > /dev/null; then
+			ktap_skip_all "needs $arg"
+			exit "$KSFT_SKIP"
+		fi
+	done
 	if [ -z "${NVME_IRQ_TEST_DEVS:-}" ]; then
 		ktap_skip_all "NVME_IRQ_TEST_DEVS is not set: name the NVMe" \
 			"namespaces these tests may overwrite" \
@@ -275,7 +284,7 @@ require_test_devs() {
 				"NVMe namespace (/dev/nvmeXnY)"
 			exit "$KSFT_SKIP" ;;
 		esac
-		[ "${1:-}" = unloaded ] && continue
+		[ -n "$unloaded" ] && continue
 		if [ ! -b "$dev" ] || [ -z "$(ns_ctrl "${dev##*/}")" ]; then
 			ktap_skip_all "NVME_IRQ_TEST_DEVS: no NVMe namespace $dev"
 			exit "$KSFT_SKIP"
@@ -328,17 +337,17 @@ nvme_pci_sum() {
 	echo "$s"
 }
 
+# fail_lost_irq_setting: the lost-interrupt injector's setting in debugfs,
+# in the parameter's form (interval,probability,space,times)
+fail_lost_irq_setting() {
+	local d=/sys/kernel/debug/nvme_pci/fail_lost_irq
+
+	cat "$d/interval" "$d/probability" "$d/space" "$d/times" | paste -sd,
+}
+
 # Sum of one key of every controller's bounded-drain counters
 drain_sum() {
 	nvme_pci_sum drain "$1"
-}
-
-# require_ctrls_and_fio: skip the whole test without an NVMe controller or fio
-require_ctrls_and_fio() {
-	if [ -z "$(nvme_ctrls)" ] || ! command -v fio > /dev/null; then
-		ktap_skip_all "needs an NVMe controller and fio"
-		exit "$KSFT_SKIP"
-	fi
 }
 
 # fio_json NAME [fio options]: fio with JSON output in $WORK; prints the

@@ -287,11 +287,6 @@ fail_param_rejects_negative_space() { fail_param_rejects 1,50,-1,1; }
 fail_param_rejects_wide_space() { fail_param_rejects 1,50,4294967296,1; }
 fail_param_rejects_times_below_no_limit() { fail_param_rejects 1,50,0,-2; }
 
-# fail_injector: the injector's setting as the parameter writes it
-fail_injector() {
-	cat "$FAIL/interval" "$FAIL/probability" "$FAIL/space" "$FAIL/times" | paste -sd,
-}
-
 # each field where it belongs (probability 0: nothing dropped), then the
 # defaults back
 fail_param_takes_valid() {
@@ -302,7 +297,7 @@ fail_param_takes_valid() {
 			ktap_print_msg "fail_lost_irq refused '$v'"
 			ok=1
 		else
-			got=$(fail_injector)
+			got=$(fail_lost_irq_setting)
 			[ "$got" = "$v" ] ||
 				{ ktap_print_msg "fail_lost_irq '$v' stored as '$got'"; ok=1; }
 		fi

@@ -238,8 +238,7 @@ remove_no_report() {
 
 ktap_print_header
 require_root
-require_test_devs
-require_ctrls_and_fio
+require_test_devs nojq
 ctrls=$(nvme_ctrls)
 mkdir -p "$WORK"
 

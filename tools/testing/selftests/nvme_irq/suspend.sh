@@ -206,9 +206,9 @@ require_root
 require_test_devs
 NS=$(first_ns)
 CTRL=$(ns_ctrl "${NS#/dev/}")
-if [ ! -e "$SWITCH" ] || [ ! -r "$DBG/$CTRL/coalescing" ] || ! command -v fio > /dev/null ||
-   ! command -v nvme > /dev/null || [ ! -d /sys/kernel/tracing/instances ]; then
-	ktap_skip_all "needs debugfs, tracefs, adaptive coalescing in nvme-pci, fio and nvme-cli"
+if [ ! -e "$SWITCH" ] || [ ! -r "$DBG/$CTRL/coalescing" ] || ! command -v nvme > /dev/null ||
+   [ ! -d /sys/kernel/tracing/instances ]; then
+	ktap_skip_all "needs debugfs, tracefs, adaptive coalescing in nvme-pci and nvme-cli"
 	exit "$KSFT_SKIP"
 fi
 if ! grep -qw freeze /sys/power/state 2> /dev/null || [ ! -w /sys/power/pm_test ]; then

@@ -208,8 +208,7 @@ failed_bios_ctrl_live() {
 
 ktap_print_header
 require_root
-require_test_devs
-require_ctrls_and_fio
+require_test_devs nojq
 if [ ! -d "$DBG/fail_io_timeout" ] || [ ! -d "$DBG/fail_make_request" ]; then
 	ktap_skip_all "needs CONFIG_FAIL_IO_TIMEOUT and CONFIG_FAIL_MAKE_REQUEST"
 	exit "$KSFT_SKIP"
