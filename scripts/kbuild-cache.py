@@ -172,9 +172,14 @@ def save(cache, out, src, top, build):
     tmp = tempfile.mkdtemp(prefix=os.path.basename(cache) + ".",
                            dir=os.path.dirname(cache))
     os.rmdir(tmp)
-    subprocess.run(["cp", "-a", out, tmp], check=True)
-    with open(os.path.join(tmp, TOPFILE), "w") as f:
-        f.write(f"{top}\n{build}\n")
+    try:
+        subprocess.run(["cp", "-a", out, tmp], check=True)
+        with open(os.path.join(tmp, TOPFILE), "w") as f:
+            f.write(f"{top}\n{build}\n")
+    except BaseException:
+        # a full disk or an interrupt: no half copy left in the cache
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     old = None
     if os.path.exists(cache):
         old = tmp + ".old"
@@ -188,8 +193,13 @@ def save(cache, out, src, top, build):
 def rewrite_paths(out, pairs):
     """each old path/ -> its new one in every .cmd file, mtimes kept"""
     pairs = [(o.encode() + b"/", n.encode() + b"/") for o, n in pairs if o and o != n]
-    # the longer first: BUILD may lie inside TOP
+    if not pairs:
+        return 0
+    # in one pass, the longer first (BUILD may lie inside TOP): a new path
+    # that contains an old one is not rewritten again
     pairs.sort(key=lambda p: -len(p[0]))
+    table = dict(pairs)
+    pat = re.compile(b"|".join(re.escape(o) for o, _ in pairs))
     n = 0
     for root, _dirs, files in os.walk(out):
         for name in files:
@@ -198,9 +208,7 @@ def rewrite_paths(out, pairs):
             p = os.path.join(root, name)
             with open(p, "rb") as f:
                 data = f.read()
-            new = data
-            for o, r in pairs:
-                new = new.replace(o, r)
+            new = pat.sub(lambda m: table[m.group(0)], data)
             if new == data:
                 continue
             st = os.stat(p)

@@ -92,13 +92,20 @@ cat "${frags[@]}" | awk '
 	n != "" { if (!(n in v)) o[++k] = n; v[n] = $0; n = "" }
 	END { for (i = 1; i <= k; i++) print v[o[i]] }' > "$merged.new"
 
-if ! cmp -s "$merged.new" "$merged" || [ ! -f "$out/.config" ]; then
+# A folder configured by other steps (this script or lib.sh changed since,
+# e.g. one restored from the cache) is configured again: a few seconds, and
+# make then compiles what the configuration changed, nothing if nothing
+configured_by=$(cat "$TOP/scripts/kernel.sh" "$TOP/scripts/lib.sh" | sha1sum)
+configured_by=${configured_by%% *}
+if ! cmp -s "$merged.new" "$merged" || [ ! -f "$out/.config" ] ||
+   [ "$(cat "$out/.configured-by" 2> /dev/null)" != "$configured_by" ]; then
 	note "configuring the $flavour kernel in $out"
 	kmake -s tinyconfig > /dev/null
 	(cd "$src" && ARCH=x86_64 KCONFIG_CONFIG="$out/.config" \
 		scripts/kconfig/merge_config.sh -m -O "$out" "$out/.config" "$merged.new" > /dev/null)
 	kmake -s olddefconfig > /dev/null
 	mv "$merged.new" "$merged"
+	echo "$configured_by" > "$out/.configured-by"
 else
 	rm -f "$merged.new"
 fi

@@ -32,8 +32,8 @@ struct nvme_queue;
  *
  * Written by the handler alone, read locklessly by the features, which
  * take differences: 32-bit counters keep it small enough to share the
- * cache line of cq_head, which the stock handler writes anyway (pahole,
- * x86-64 without spinlock debugging: bytes 112-127 with cq_head at 94).
+ * cache line of cq_head, which the stock handler writes anyway (check
+ * with pahole where struct nvme_queue places it).
  */
 struct nvme_queue_stats {
 	u32 irqs;

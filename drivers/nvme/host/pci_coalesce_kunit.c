@@ -1303,6 +1303,7 @@ static void genirq_engage_allocates_without_io(struct kunit *test)
 	int irq = real_vector(test);
 	int off = irq_can_moderate(irq);
 
+	KUNIT_ASSERT_NOT_NULL(test, probe);
 	/* noirqmoderation, or threadirqs: the handler is a thread */
 	if (off)
 		kunit_skip(test, "genirq cannot moderate this vector (%d)", off);
@@ -1311,7 +1312,6 @@ static void genirq_engage_allocates_without_io(struct kunit *test)
 	f->irq0 = irq;
 	nvme_coal_start(&f->q[0], &f->cc, NULL);
 	f->status[0] = STATUS_NOT_CHANGEABLE;
-	KUNIT_ASSERT_NOT_NULL(test, probe);
 	probe->task = current;
 	probe->lock = &f->cc.lock;
 	if (register_trace_kmalloc(record_alloc, probe))

@@ -14,7 +14,6 @@
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
-#include "pci_lost_irq.h"
 #include "pci_debugfs.h"
 
 static struct dentry *nvme_pci_debugfs_root;
@@ -134,7 +133,21 @@ struct dentry *nvme_pci_debugfs_ctrl(const char *name)
 void nvme_pci_debugfs_init(void)
 {
 	nvme_pci_debugfs_root = debugfs_create_dir("nvme_pci", NULL);
-	nvme_lost_irq_inject_init(nvme_pci_debugfs_root);
+}
+
+/**
+ * nvme_pci_debugfs_dir() - the nvme_pci directory
+ *
+ * For a file that is neither a knob nor a controller's, such as the fault
+ * injection attributes.
+ *
+ * Context: process, after nvme_pci_debugfs_init().
+ *
+ * Return: the directory, or an error pointer that debugfs calls accept.
+ */
+struct dentry *nvme_pci_debugfs_dir(void)
+{
+	return nvme_pci_debugfs_root;
 }
 
 /* Context: module exit, after every controller is gone. */

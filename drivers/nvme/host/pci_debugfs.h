@@ -88,5 +88,6 @@ void nvme_pci_debugfs_knob(struct dentry *parent,
 void nvme_pci_debugfs_init(void);
 void nvme_pci_debugfs_exit(void);
 struct dentry *nvme_pci_debugfs_ctrl(const char *name);
+struct dentry *nvme_pci_debugfs_dir(void);
 
 #endif /* _NVME_PCI_DEBUGFS_H */

@@ -639,8 +639,8 @@ static void lost_irq_work_fn(struct work_struct *work)
 		return;
 	/*
 	 * Reap only what the check found stuck: a handler that ran since (a
-	 * late interrupt) or a drain took it, and what is posted now may wait
-	 * for an interrupt the moderation holds.
+	 * late interrupt) or another reap took it, and what is posted now may
+	 * still get its own interrupt.
 	 */
 	nvme_pci_cq_sample(li->nvmeq, &s);
 	if (s.irqs != READ_ONCE(li->stuck_irqs) ||

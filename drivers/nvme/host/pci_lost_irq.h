@@ -222,7 +222,7 @@ void nvme_lost_irq_queue_work(struct work_struct *work);
 extern struct fault_attr nvme_fail_lost_irq;
 bool nvme_lost_irq_inject(struct nvme_lost_irq *li);
 #endif
-void nvme_lost_irq_inject_init(struct dentry *parent);
+void nvme_lost_irq_inject_init(void);
 
 /**
  * nvme_lost_irq_dropped() - does fault injection drop this interrupt?

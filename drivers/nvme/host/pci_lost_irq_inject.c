@@ -119,7 +119,7 @@ bool nvme_lost_irq_inject(struct nvme_lost_irq *li)
  * interrupt floods the console; set verbose in debugfs to see them.
  * Context: module init, before any user can write the attributes.
  */
-void nvme_lost_irq_inject_init(struct dentry *parent)
+void nvme_lost_irq_inject_init(void)
 {
 	static const struct nvme_pci_knob qid = {
 		.name = "fail_lost_irq_qid", .val = &fail_lost_irq_qid,
@@ -133,13 +133,14 @@ void nvme_lost_irq_inject_init(struct dentry *parent)
 			    atomic_read(&nvme_fail_lost_irq.times));
 	kernel_param_unlock(THIS_MODULE);
 	nvme_fail_lost_irq.verbose = 0;
-	fault_create_debugfs_attr("fail_lost_irq", parent, &nvme_fail_lost_irq);
-	nvme_pci_debugfs_knob(parent, &qid);
+	fault_create_debugfs_attr("fail_lost_irq", nvme_pci_debugfs_dir(),
+				  &nvme_fail_lost_irq);
+	nvme_pci_debugfs_knob(NULL, &qid);
 }
 
 #else
 
-void nvme_lost_irq_inject_init(struct dentry *parent)
+void nvme_lost_irq_inject_init(void)
 {
 }
 
