@@ -8,13 +8,14 @@ SHELL := /bin/bash
 .NOTPARALLEL:
 S := scripts
 
-.PHONY: help deps qemu qemu-series tree refresh kernel kernel-bench kernel-stock kernel-sanitize series check check-bisect bench demo clean
+.PHONY: help deps qemu qemu-series tree refresh kernel kernel-bench kernel-stock kernel-sanitize series check check-bisect check-rt bench demo clean
 
 help:
 	@echo "make demo          build what is missing, boot the patched kernel, report what the series does"
 	@echo "make check         the test suite: KUnit + kselftests in QEMU + static checks of the series"
 	@echo "make bench         side-by-side benchmark, stock vs series (QUICK=1: a smoke run); out/bench/"
 	@echo "make check-bisect  build every patch of the series in order (slow)"
+	@echo "make check-rt      build a PREEMPT_RT kernel (lockdep) and boot its KUnit suites"
 	@echo "make deps          install the Debian packages needed (as root)"
 	@echo "make qemu          build the project's QEMU (Debian's source + qemu/patches), cached in /var/cache/nvme-irq"
 	@echo "make qemu-series   export the QEMU patches for qemu-devel to out/qemu-series/"
@@ -71,6 +72,9 @@ bench: qemu kernel-bench kernel-stock
 
 check-bisect: kernel
 	@$(S)/check-bisect.sh
+
+check-rt: tree
+	@$(S)/check-rt.sh
 
 demo: qemu kernel
 	@$(S)/demo.sh

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build a kernel out of tree: scripts/kernel.sh test|bench|stock|stock-test|sanitize
+# Build a kernel out of tree: scripts/kernel.sh test|bench|stock|stock-test|sanitize|rt
 #   test   the series, tinyconfig + the nvme_irq selftest fragment + debug
 #          options (lockdep, atomic-sleep, timer objects, lockup detectors)
 #          + KCSAN (with the interrupt watcher) on the code whose
@@ -18,6 +18,8 @@
 #   sanitize  the series, test options + KASAN and kmemleak, nvme as modules
 #          (installed under the build folder's modules/), lean.config; KCSAN
 #          excludes KASAN, so this one has no KCSAN
+#   rt     the series, test options without KCSAN + PREEMPT_RT
+#          (scripts/config/rt.config), for make check-rt
 # After configuring, every option of the fragments must have taken effect.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -39,7 +41,10 @@ stock-test) src=$SRC
 sanitize) src=$SRC
 	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/sanitize.config"
 		"$TOP/scripts/config/lean.config") ;;
-*)	die "unknown kernel flavour '$flavour' (test, bench, stock, stock-test or sanitize)" ;;
+rt)	src=$SRC
+	frags+=("$TOP/scripts/config/debug.config" "$TOP/scripts/config/rt.config"
+		"$TOP/scripts/config/lean.config") ;;
+*)	die "unknown kernel flavour '$flavour' (test, bench, stock, stock-test, sanitize or rt)" ;;
 esac
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
 lock_tree

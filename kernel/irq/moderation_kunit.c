@@ -231,7 +231,7 @@ static int moderation_test_init(struct kunit *test)
 		kunit_skip(test, "booted with noirqmoderation");
 	/* every handler is a thread then: irq_moderation_forced_threads */
 	if (force_irqthreads())
-		kunit_skip(test, "booted with threadirqs");
+		kunit_skip(test, "handlers are threads (threadirqs, PREEMPT_RT)");
 	return set_cpus_allowed_ptr(current, cpumask_of(raw_smp_processor_id()));
 }
 
