@@ -25,7 +25,8 @@ rc=0
 	else
 		echo "fail vm: rt: scripts/vm exited $rc: $(tail -n 1 "$dir/vm.err")"
 	fi
-	if grep -q 'PREEMPT_RT' "$dir/boot/console.log" 2> /dev/null; then
+	# the banner: a skip message names PREEMPT_RT too
+	if grep -qE 'Linux version .* PREEMPT_RT' "$dir/boot/console.log" 2> /dev/null; then
 		echo "pass rt: the kernel booted is PREEMPT_RT"
 	else
 		echo "fail rt: the kernel booted is not PREEMPT_RT"
