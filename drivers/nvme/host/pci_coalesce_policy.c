@@ -213,10 +213,12 @@ static u32 nvme_coal_others(const struct nvme_coal_load *q,
  * up to NVME_COAL_WINDOW_PERIODS while its load is on another queue of the
  * controller (the scheduler moved the submitter to another CPU), since it
  * tends to come back.  Parked is idle (no completions, or under an eighth
- * of those of the period that moderated it at more than QD1's depth: a QD1
- * trickle is released) while the controller's other queues complete at
- * least half as many; not once the knobs no longer allow the delay.  The
- * period in which the load comes back is not judged: it was partly idle.
+ * of those of the period that moderated it) while the controller's other
+ * queues complete at least half as many; not once the knobs no longer
+ * allow the delay.  A QD1 trickle is released, but only from the second
+ * idle period: in the one the load left in, its last commands complete
+ * at a falling depth and look like one.  The period in which the load
+ * comes back is not judged either: it was partly idle.
  * Context: any.
  */
 static bool nvme_coal_parked(struct nvme_coal_policy *pol,
@@ -234,7 +236,7 @@ static bool nvme_coal_parked(struct nvme_coal_policy *pol,
 	if ((u64)q->completions << NVME_COAL_IDLE_SHIFT >= ref)
 		return parked && q->avg_qd16 > NVME_COAL_STORM_QD16 &&
 		       ctrl->completions >= p->high_io_delta / 2;
-	if ((q->completions && q->avg_qd16 <= NVME_COAL_STORM_QD16) ||
+	if ((parked && q->completions && q->avg_qd16 <= NVME_COAL_STORM_QD16) ||
 	    (u64)others * 2 < ref || parked >= NVME_COAL_WINDOW_PERIODS)
 		return false;
 	pol->parked = parked + 1;

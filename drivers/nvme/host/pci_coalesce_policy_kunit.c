@@ -746,8 +746,9 @@ static void load_moving_to_a_sibling_queue(struct kunit *test)
 }
 
 /*
- * What is not parked: a QD1 trickle on the queue the load left, a queue
- * whose delay the knobs no longer allow, and one with the policy off.
+ * What is not parked: a QD1 trickle on the queue the load left (after the
+ * period it left in, whose tail drains at a falling depth), a queue whose
+ * delay the knobs no longer allow, and one with the policy off.
  */
 static void parking_ends(struct kunit *test)
 {
@@ -770,6 +771,11 @@ static void parking_ends(struct kunit *test)
 			p.max_delay_us = a.delay_us - 1;
 		if (c == 2)
 			p.enabled = false;
+		if (!c) {
+			KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &p, &trickle,
+								  &busy));
+			KUNIT_EXPECT_EQ(test, a.parked, 1U);
+		}
 		KUNIT_EXPECT_TRUE(test, nvme_coal_decide(&a, &p, c ? &none : &trickle,
 							 &busy));
 		KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&a));
