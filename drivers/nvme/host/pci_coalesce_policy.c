@@ -215,10 +215,11 @@ static u32 nvme_coal_others(const struct nvme_coal_load *q,
  * tends to come back.  Parked is idle (no completions, or under an eighth
  * of those of the period that moderated it) while the controller's other
  * queues complete at least half as many; not once the knobs no longer
- * allow the delay.  A QD1 trickle is released, but only from the second
- * idle period: in the one the load left in, its last commands complete
- * at a falling depth and look like one.  The period in which the load
- * comes back is not judged either: it was partly idle.
+ * allow the delay.  A QD1 trickle (completions at an average depth of at
+ * most NVME_COAL_STORM_QD16) is released, but only in the second idle
+ * period in a row: in the first, the last commands of a load that moved
+ * complete at a falling depth and look like one.  The period in which
+ * the load comes back is not judged either: it was partly idle.
  * Context: any.
  */
 static bool nvme_coal_parked(struct nvme_coal_policy *pol,

@@ -780,6 +780,8 @@ static void parking_ends(struct kunit *test)
 							 &busy));
 		KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&a));
 		KUNIT_EXPECT_EQ(test, a.parked, 0U);
+		/* released as idle: no hold-off */
+		KUNIT_EXPECT_EQ(test, a.state, NVME_COAL_OFF);
 	}
 }
 

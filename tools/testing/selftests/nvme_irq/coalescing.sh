@@ -590,15 +590,15 @@ park_once() {	# park_once NS CTRL QID
 # Why the run is to be tried again, if the first time the queue left the
 # park or was released, the host got in the way: before the load was
 # moved, with no moderation again before the move (the setup failed: a
-# storm moderation that lost its rate is released, as the policy says); or, with no completions
-# of the queue's own (the idle test above), before the load was moved
-# back, the park ran out (the script came back too late) or the other
-# queues completed under half what the queue did in the period that
-# moderated it (the policy's own reason: the host stalled the guest's CPU
-# 0), and after it, the whole controller did (the guest stalled as the
-# load came back).  Anything else (a release of a busy queue after the
-# move, a park the load did not end) is the policy's to get right: no
-# retry, nor without both markers.
+# storm moderation that lost its rate is released, as the policy says);
+# or, the queue idle (under an eighth of the completions that moderated
+# it), before the load was moved back, the park ran out (the script came
+# back too late) or the other queues completed under half what the queue
+# did in the period that moderated it (the policy's own reason: the host
+# stalled the guest's CPU 0), and after it, the whole controller did (the
+# guest stalled as the load came back).  Anything else (a release of a
+# busy queue after the move, a park the load did not end) is the
+# policy's to get right: no retry, nor without both markers.
 park_retry_why() {
 	grep -q '^moved ' <<< "$park_events" && grep -q '^back ' <<< "$park_events" ||
 		return 1
