@@ -10,6 +10,7 @@
 #ifndef _NVME_PCI_H
 #define _NVME_PCI_H
 
+#include <linux/jump_label.h>
 #include <linux/spinlock_types.h>
 #include <linux/types.h>
 
@@ -33,7 +34,8 @@ struct nvme_queue;
  * Written by the handler alone, read locklessly by the features, which
  * take differences: 32-bit counters keep it small enough to share the
  * cache line of cq_head, which the stock handler writes anyway (check
- * with pahole where struct nvme_queue places it).
+ * with pahole where struct nvme_queue places it).  Kept only while a
+ * feature reads them (pci_stats.c).
  */
 struct nvme_queue_stats {
 	u32 irqs;
@@ -41,6 +43,17 @@ struct nvme_queue_stats {
 	u32 max_batch;
 	u32 qd_sum;
 };
+
+DECLARE_STATIC_KEY_TRUE(nvme_pci_counting);
+
+/* Does nvme_irq() keep its counts?  Any context. */
+static inline bool nvme_pci_counting_on(void)
+{
+	return static_branch_likely(&nvme_pci_counting);
+}
+
+void nvme_pci_counting_start(void);
+void nvme_pci_counting_stop(void);
 
 /*
  * The next queue of @dev from *@qid on whose vector was ever requested (its

@@ -35,10 +35,13 @@ DEFINE_STATIC_KEY_TRUE(nvme_coal_on);
 /* the boot switch also switches the handler's accounting */
 static void adaptive_coalescing_changed(unsigned int on)
 {
-	if (on)
+	if (on) {
+		nvme_pci_counting_start();
 		static_branch_enable(&nvme_coal_on);
-	else
+	} else {
 		static_branch_disable(&nvme_coal_on);
+		nvme_pci_counting_stop();
+	}
 }
 
 NVME_PCI_KNOB(adaptive_coalescing, nvme_coal_adaptive, 0, 1,

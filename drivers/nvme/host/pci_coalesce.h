@@ -22,6 +22,7 @@
 #include "pci_coalesce_policy.h"
 #include "pci.h"
 
+struct nvme_command;
 struct nvme_ctrl;
 
 /* Set Features commands one period may send. */

@@ -28,7 +28,17 @@
 unsigned int nvme_irq_budget = 256;
 EXPORT_SYMBOL_IF_KUNIT(nvme_irq_budget);
 
-NVME_PCI_KNOB(irq_budget, nvme_irq_budget, 0, NVME_IRQ_BUDGET_MAX, NULL);
+/* drain's counters tell how to set the budget: kept while there is one */
+static void irq_budget_changed(unsigned int budget)
+{
+	if (budget)
+		nvme_pci_counting_start();
+	else
+		nvme_pci_counting_stop();
+}
+
+NVME_PCI_KNOB(irq_budget, nvme_irq_budget, 0, NVME_IRQ_BUDGET_MAX,
+	      irq_budget_changed);
 MODULE_PARM_DESC(irq_budget,
 		 "completions the interrupt handler reaps before it hands the queue to irq_poll (0-65536, 0 = no bound, default 256)");
 
@@ -55,6 +65,7 @@ static int drain_show(struct seq_file *m, void *unused)
 		max_batch = max(max_batch, READ_ONCE(st->max_batch));
 	}
 	seq_printf(m, "budget: %u\n", READ_ONCE(nvme_irq_budget));
+	seq_printf(m, "counting: %d\n", nvme_pci_counting_on());
 	seq_printf(m, "irq_runs: %llu\nirq_completions: %llu\n", sum[0], sum[1]);
 	seq_printf(m, "fallbacks: %llu\npoll_runs: %llu\n", sum[2], sum[3]);
 	seq_printf(m, "poll_completions: %llu\nmax_batch: %u\n", sum[4], max_batch);

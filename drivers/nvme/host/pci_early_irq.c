@@ -65,10 +65,13 @@ DEFINE_STATIC_KEY_TRUE(nvme_early_irq_on);
  */
 static void early_irq_recheck_us_changed(unsigned int us)
 {
-	if (us)
+	if (us) {
+		nvme_pci_counting_start();
 		static_branch_enable(&nvme_early_irq_on);
-	else
+	} else {
 		static_branch_disable(&nvme_early_irq_on);
+		nvme_pci_counting_stop();
+	}
 }
 
 NVME_PCI_KNOB(early_irq_recheck_us, nvme_early_irq_recheck_us, 0,

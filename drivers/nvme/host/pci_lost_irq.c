@@ -73,9 +73,16 @@ static void lost_irq_key_update(void)
 	mutex_unlock(&lost_irq_key_lock);
 }
 
+/* The poller reads the handler's counts while its period is not 0. */
 static void lost_irq_knob_changed(unsigned int val)
 {
+	bool on = READ_ONCE(nvme_lost_irq_poll_ms);
+
+	if (on)
+		nvme_pci_counting_start();
 	lost_irq_key_update();
+	if (!on)
+		nvme_pci_counting_stop();
 }
 
 NVME_PCI_KNOB(lost_irq_poll_ms, nvme_lost_irq_poll_ms, 0,

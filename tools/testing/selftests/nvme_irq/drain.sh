@@ -7,7 +7,8 @@
 # the parameters are rejected and the old value kept.  A CPU going offline
 # while irq_poll owns its queue (genirq shuts the managed vector down) and
 # coming back leaves the vector working and nothing warning; ten times
-# (NVME_IRQ_HOTPLUG_CYCLES=N for another count).
+# (NVME_IRQ_HOTPLUG_CYCLES=N for another count).  With every reader of the
+# handler's counts off, the handler keeps none.
 
 DIR=$(dirname "$0")
 . "$DIR/../kselftest/ktap_helpers.sh"
@@ -15,7 +16,10 @@ DIR=$(dirname "$0")
 
 WORK=${TMPDIR:-/tmp}/nvme_irq_drain
 TRACE=/sys/kernel/tracing
-BUDGET=/sys/module/nvme/parameters/irq_budget
+PARAMS=/sys/module/nvme/parameters
+BUDGET=$PARAMS/irq_budget
+# the readers of the handler's counts: the budget is last (put back alone)
+READERS="lost_irq_poll_ms early_irq_recheck_us adaptive_coalescing irq_budget"
 MODERATION=/sys/module/nvme/parameters/irq_moderation_us
 
 ALL_TESTS="
@@ -26,6 +30,9 @@ ALL_TESTS="
 	budget2_no_timeout
 	budget0_fio_clean
 	budget0_no_fallback
+	counting_off_fio_clean
+	counting_off_counts_nothing
+	counting_back_with_budget
 	budget_rejects_negative
 	budget_rejects_text
 	budget_rejects_too_big
@@ -120,6 +127,68 @@ budget0_fio_clean() {
 budget0_no_fallback() {
 	once budget0_run
 	ktap_test_result "budget 0: no fallback to irq_poll" [ "$b0_fallbacks" = 0 ]
+}
+
+# io_irqs: interrupts the named controllers' I/O vectors took, all CPUs
+io_irqs() {
+	local i s=0
+
+	for i in $(nvme_io_irqs); do
+		s=$((s + $(awk -v i="$i:" '$1 == i {
+			for (f = 2; f <= NF && $f ~ /^[0-9]+$/; f++) n += $f
+			print n + 0 }' /proc/interrupts)))
+	done
+	echo "$s"
+}
+
+# Every reader of the handler's counts off: the handler keeps none, the
+# interrupts still come (/proc/interrupts).  Then a budget alone (256, the
+# default: the suite may have started with none).
+counting_run() {
+	local p r0 c0 i0
+	local -A was
+
+	for p in $READERS; do
+		was[$p]=$(< "$PARAMS/$p")
+		echo 0 > "$PARAMS/$p"
+	done
+	cnt_off=$(nvme_pci_sum drain counting)
+	r0=$(drain_sum irq_runs) c0=$(drain_sum irq_completions) i0=$(io_irqs)
+	fio_json counting_off $fio_opts $(fio_all_drives) > /dev/null
+	cnt_fio=$?
+	cnt_runs=$(($(drain_sum irq_runs) - r0))
+	cnt_done=$(($(drain_sum irq_completions) - c0))
+	cnt_irqs=$(($(io_irqs) - i0))
+	ktap_print_msg "readers off: counting ${cnt_off:-?}; $cnt_irqs interrupts," \
+		"$cnt_runs handler runs and $cnt_done completions counted"
+	echo 256 > "$BUDGET"
+	cnt_on=$(nvme_pci_sum drain counting)
+	r0=$(drain_sum irq_runs)
+	fio_json counting_on $fio_opts $(fio_all_drives) > /dev/null
+	cnt_runs_on=$(($(drain_sum irq_runs) - r0))
+	ktap_print_msg "budget 256 alone: counting $cnt_on;" \
+		"$cnt_runs_on handler runs counted"
+	for p in $READERS; do
+		echo "${was[$p]}" > "$PARAMS/$p"
+	done
+}
+
+counting_off_fio_clean() {
+	once counting_run
+	ktap_test_result "every reader of the handler's counts off: fio verify clean" \
+		[ "$cnt_fio" = 0 ]
+}
+
+counting_off_counts_nothing() {
+	once counting_run
+	ktap_test_result "every reader off: the handler counted none of its runs" \
+		[ "$cnt_off:$cnt_runs:$cnt_done" = 0:0:0 -a "$cnt_irqs" -gt 0 ]
+}
+
+counting_back_with_budget() {
+	once counting_run
+	ktap_test_result "the budget back on: every controller counts again" \
+		[ "$cnt_on" = "$(nvme_ctrls | wc -w)" -a "$cnt_runs_on" -gt 0 ]
 }
 
 # Bad values rejected, the old value kept
