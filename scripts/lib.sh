@@ -128,8 +128,8 @@ seed_kbuild() {
 # every boot of this kernel runs under the detector.
 TEST_KCSAN_FILES="chip handle manage resend spurious irqdesc irqdomain msi"
 TEST_KCSAN_FILES+=" cpuhotplug migration moderation irq_poll pci pci_lost_irq"
-TEST_KCSAN_FILES+=" pci_lost_irq_inject pci_drain pci_moderate pci_coalesce"
-TEST_KCSAN_FILES+=" pci_coalesce_policy apst pci_debugfs"
+TEST_KCSAN_FILES+=" pci_lost_irq_inject pci_early_irq pci_drain pci_moderate pci_stats"
+TEST_KCSAN_FILES+=" pci_coalesce pci_coalesce_policy apst pci_debugfs"
 
 # test_kflags: the make variables of the test kernel's build (and of the
 # bisect builds of its configuration)

@@ -667,7 +667,8 @@ static void lost_irq_work_fn(struct work_struct *work)
 	if (!blocked && !here) {
 		usleep_range(LOST_IRQ_HELD_BACK_US, 2 * LOST_IRQ_HELD_BACK_US);
 		nvme_pci_cq_sample(li->nvmeq, &s);
-		if (s.irqs != irqs)
+		/* the head too: with the poller switched off, irqs stop moving */
+		if (s.irqs != irqs || s.head != READ_ONCE(li->stuck_head))
 			return;		/* it came: the handler reaped */
 	}
 	reaped = nvme_poll_irqdisable(li->nvmeq);

@@ -129,11 +129,15 @@ budget0_no_fallback() {
 	ktap_test_result "budget 0: no fallback to irq_poll" [ "$b0_fallbacks" = 0 ]
 }
 
-# io_irqs: interrupts the named controllers' I/O vectors took, all CPUs
+# io_irqs [CPU]: interrupts the named controllers' I/O vectors took, all
+# CPUs; with CPU, of the vectors that target that CPU only
 io_irqs() {
 	local i s=0
 
 	for i in $(nvme_io_irqs); do
+		[ -z "${1:-}" ] ||
+			[ "$(cat "/proc/irq/$i/effective_affinity_list" 2> /dev/null)" = "$1" ] ||
+			continue
 		s=$((s + $(awk -v i="$i:" '$1 == i {
 			for (f = 2; f <= NF && $f ~ /^[0-9]+$/; f++) n += $f
 			print n + 0 }' /proc/interrupts)))
@@ -229,19 +233,6 @@ moderation_rejects_empty() {
 # asserted is that hotplug under the drain loses no I/O and leaves the
 # vectors working.
 
-# irqs_on_cpu1: interrupts taken by the NVMe I/O vectors that target CPU1
-irqs_on_cpu1() {
-	local i s=0
-
-	for i in $(nvme_io_irqs); do
-		[ "$(cat "/proc/irq/$i/effective_affinity_list" 2> /dev/null)" = 1 ] || continue
-		s=$((s + $(awk -v i="$i:" '$1 == i {
-			for (f = 2; f <= NF && $f ~ /^[0-9]+$/; f++) n += $f
-			print n }' /proc/interrupts)))
-	done
-	echo "$s"
-}
-
 # reads_done: reads completed on the named namespaces
 reads_done() {
 	local dev r s=0
@@ -294,10 +285,10 @@ hotplug_run() {
 	skips=$(($(drain_sum shutdown_skips) - s0))
 	ktap_print_msg "$hp_cycles offline cycles, $hp_failed fio runs failed;" \
 		"polls that found the vector shut down: $skips"
-	i0=$(irqs_on_cpu1)
+	i0=$(io_irqs 1)
 	fio_json after --cpus_allowed=1 $fio_opts $(fio_all_drives) > /dev/null
 	hp_after=$?
-	i1=$(irqs_on_cpu1)
+	i1=$(io_irqs 1)
 	hp_irqs=$((i1 - i0))
 	ktap_print_msg "interrupts on CPU1's vectors after it came back: $hp_irqs"
 	hp_timeouts=$(timeouts_since_mark)
