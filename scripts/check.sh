@@ -391,17 +391,16 @@ if [ $tree_b_rc -eq 0 ]; then
 		echo "fail build ($b): nvme-coal" >> "$results"
 	# the suite as the kernel's runner runs it, but for the scripts whose
 	# code has no 6.12 difference beyond its hunks' context: APST's
-	# default (core.c as on 7.3; its KUnit suite runs at boot), a device
-	# that ignores Feature 08h (pci_coalesce.c, whose pci.c hooks
-	# coalescing.sh exercises) and nvme-coal (user space)
+	# default (core.c as on 7.3; its KUnit suite runs at boot) and
+	# nvme-coal (user space)
 	progs_b=$(echo $progs | tr ' ' '\n' |
-		grep -vxE 'apst_default\.sh|coalescing_ignored\.sh|nvme_coal\.sh' | paste -sd' ')
+		grep -vxE 'apst_default\.sh|nvme_coal\.sh' | paste -sd' ')
 	BASE=$b boot "default-$b" --timeout 1800 -- \
 		"$cycles make -s -C $ksft_b TARGETS=nvme_irq TEST_PROGS='$progs_b' run_tests 2>&1 | tee \$RESULTS/kselftest.txt"
 	python3 "$TOP/scripts/ktap.py" "kunit ($b)" "$dir/default-$b/console.log" >> "$results"
 	python3 "$TOP/scripts/ktap.py" "kselftest ($b)" "$dir/default-$b/kselftest.txt" >> "$results"
 	no_skip "default-$b" "$dir/default-$b/kselftest.txt" lost_msix.sh \
-		coalescing.sh timeout_inject.sh early_msix.sh
+		coalescing.sh timeout_inject.sh coalescing_ignored.sh early_msix.sh
 	# the vCPU stall: 6.12's hrtimers migrate to other CPUs unless pinned
 	BASE=$b script_boot "cpustall-$b" "$ksft_b" cpu_stall.sh "$b, vCPU stall" --queues 1
 	BASE=$b script_boot "suspend-$b" "$ksft_b" suspend.sh "$b, suspend" "${suspend_args[@]}"
