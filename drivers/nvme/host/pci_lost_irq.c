@@ -641,6 +641,7 @@ static void lost_irq_work_fn(struct work_struct *work)
 	bool blocked, here;
 	int reaped, cpu;
 	u32 irqs;
+	u16 head;
 
 	if (!READ_ONCE(li->active))
 		return;
@@ -663,12 +664,13 @@ static void lost_irq_work_fn(struct work_struct *work)
 	 * wait for the interrupt held back, if any.
 	 */
 	irqs = s.irqs;
+	head = s.head;
 	blocked = lost_irq_cpu_blocked(li, &cpu, &here);
 	if (!blocked && !here) {
 		usleep_range(LOST_IRQ_HELD_BACK_US, 2 * LOST_IRQ_HELD_BACK_US);
 		nvme_pci_cq_sample(li->nvmeq, &s);
-		/* the head too: with the poller switched off, irqs stop moving */
-		if (s.irqs != irqs || s.head != READ_ONCE(li->stuck_head))
+		/* the head too: with nvme_pci_counting off, irqs stop moving */
+		if (s.irqs != irqs || s.head != head)
 			return;		/* it came: the handler reaped */
 	}
 	reaped = nvme_poll_irqdisable(li->nvmeq);

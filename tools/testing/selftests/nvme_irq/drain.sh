@@ -138,9 +138,10 @@ io_irqs() {
 		[ -z "${1:-}" ] ||
 			[ "$(cat "/proc/irq/$i/effective_affinity_list" 2> /dev/null)" = "$1" ] ||
 			continue
+		# (0 for a vector gone from /proc/interrupts meanwhile)
 		s=$((s + $(awk -v i="$i:" '$1 == i {
-			for (f = 2; f <= NF && $f ~ /^[0-9]+$/; f++) n += $f
-			print n + 0 }' /proc/interrupts)))
+			for (f = 2; f <= NF && $f ~ /^[0-9]+$/; f++) n += $f }
+			END { print n + 0 }' /proc/interrupts)))
 	done
 	echo "$s"
 }

@@ -89,6 +89,7 @@ suspend_run() {
 		"read back $(feat "$CTRL" -f 8)"
 	mark_dmesg
 	echo 1 > "$INST/tracing_on"
+	# no real suspend if pm_test refused: nothing here would wake it
 	suspended=1
 	echo platform > /sys/power/pm_test && echo freeze > /sys/power/state &&
 		suspended=0
@@ -214,11 +215,8 @@ if [ ! -e "$SWITCH" ] || [ ! -r "$DBG/$CTRL/coalescing" ] || ! command -v nvme >
 	ktap_skip_all "needs debugfs, tracefs, adaptive coalescing in nvme-pci and nvme-cli"
 	exit "$KSFT_SKIP"
 fi
-# pm_test lists its levels: without "platform" the suspend would be real
-# and nothing here would wake it
-if ! grep -qw freeze /sys/power/state 2> /dev/null || [ ! -w /sys/power/pm_test ] ||
-   ! grep -qw platform /sys/power/pm_test; then
-	ktap_skip_all "needs suspend to idle and pm_test=platform (CONFIG_SUSPEND, CONFIG_PM_DEBUG)"
+if ! grep -qw freeze /sys/power/state 2> /dev/null || [ ! -w /sys/power/pm_test ]; then
+	ktap_skip_all "needs suspend to idle and pm_test (CONFIG_SUSPEND, CONFIG_PM_DEBUG)"
 	exit "$KSFT_SKIP"
 fi
 link=/sys/class/nvme/$CTRL/device/link
