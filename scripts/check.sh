@@ -188,7 +188,8 @@ else
 	     "$(kcsan_count report_races)), races_unknown_origin" \
 	     "$(kcsan_count races_unknown_origin), assert_failures" \
 	     "$(kcsan_count assert_failures), reports on the console" \
-	     "$(grep -c 'BUG: KCSAN' "$dir/default/console.log" 2> /dev/null) (see $dir/default)" >> "$results"
+	     "$(if [ -f "$dir/default/console.log" ]; then grep -c 'BUG: KCSAN' "$dir/default/console.log"; else echo '? (no console log)'; fi)" \
+	     "(see $dir/default)" >> "$results"
 fi
 
 # no_skip NAME FILE SCRIPT...: the project's controllers have what these

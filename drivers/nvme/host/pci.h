@@ -10,6 +10,7 @@
 #ifndef _NVME_PCI_H
 #define _NVME_PCI_H
 
+#include <linux/compiler.h>
 #include <linux/jump_label.h>
 #include <linux/spinlock_types.h>
 #include <linux/types.h>
@@ -21,6 +22,39 @@ struct nvme_dev;
 struct nvme_drain;
 struct nvme_lost_irq;
 struct nvme_queue;
+
+/**
+ * struct nvme_lost_irq_mark - where a completion queue stands
+ * @irqs: interrupts serviced on it so far (wraps)
+ * @head: its head index
+ * @phase: its phase, which flips at each wrap: a queue that went once
+ *	round between two marks does not look as if it had not moved
+ */
+struct nvme_lost_irq_mark {
+	u32 irqs;
+	u16 head;
+	u8 phase;
+};
+
+/* Did the queue move between marks @a and @b?  Pure.  Context: any. */
+static inline bool nvme_lost_irq_moved(const struct nvme_lost_irq_mark *a,
+				       const struct nvme_lost_irq_mark *b)
+{
+	return a->irqs != b->irqs || a->head != b->head || a->phase != b->phase;
+}
+
+/*
+ * A copy of a mark that another context may write meanwhile: it may mix
+ * two marks, which then differs from where the queue stands (up to a wrap
+ * of its counters) and only delays a recovery to the next check.
+ */
+static inline void nvme_lost_irq_mark_copy(struct nvme_lost_irq_mark *dst,
+					   const struct nvme_lost_irq_mark *src)
+{
+	WRITE_ONCE(dst->irqs, READ_ONCE(src->irqs));
+	WRITE_ONCE(dst->head, READ_ONCE(src->head));
+	WRITE_ONCE(dst->phase, READ_ONCE(src->phase));
+}
 
 /**
  * struct nvme_queue_stats - what a queue's interrupt handler counts
@@ -78,8 +112,12 @@ u32 nvme_pci_cq_outstanding(struct nvme_queue *nvmeq);
 /* Handler runs and depth, completions, commands outstanding; any context. */
 void nvme_pci_coal_sample(struct nvme_queue *nvmeq,
 			  struct nvme_coal_sample *s);
-/* Reap posted completions with the vector disabled; process context. */
-int nvme_poll_irqdisable(struct nvme_queue *nvmeq);
+/*
+ * Reap posted completions with the vector disabled, if the queue is still
+ * at @at; how many.  Process context.
+ */
+int nvme_pci_reap_at(struct nvme_queue *nvmeq,
+		     const struct nvme_lost_irq_mark *at);
 
 /* The queue's statistics, and each feature's per-queue state. */
 const struct nvme_queue_stats *nvme_pci_stats(struct nvme_queue *nvmeq);

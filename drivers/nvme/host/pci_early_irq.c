@@ -93,10 +93,10 @@ MODULE_PARM_DESC(early_irq_recheck_us,
  * emptied).
  */
 enum nvme_early_irq_verdict
-nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
+nvme_early_irq_judge(const struct nvme_lost_irq_mark *mark,
 		     const struct nvme_lost_irq_sample *s)
 {
-	if (s->irqs != mark->irqs || s->head != mark->head)
+	if (nvme_lost_irq_moved(mark, &s->at))
 		return NVME_EARLY_IRQ_NONE;
 	if (s->pending)
 		return NVME_EARLY_IRQ_FOUND;
@@ -186,8 +186,7 @@ void __nvme_early_irq_empty(struct nvme_early_irq *e)
 		e->hold_until_ns = now + NVME_EARLY_IRQ_QUIET_NS;
 		return;
 	}
-	e->mark.irqs = s.irqs;
-	e->mark.head = s.head;
+	e->mark = s.at;
 	e->armed_ns = now;
 	e->delay_ns = us * NSEC_PER_USEC;
 	hrtimer_start_range_ns(&e->timer, ns_to_ktime(e->delay_ns),
@@ -236,8 +235,7 @@ static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
 		 * orders it.
 		 */
 		WRITE_ONCE(e->found_wait_ns, now - e->armed_ns);
-		WRITE_ONCE(e->found_mark.irqs, e->mark.irqs);
-		WRITE_ONCE(e->found_mark.head, e->mark.head);
+		nvme_lost_irq_mark_copy(&e->found_mark, &e->mark);
 		nvme_lost_irq_queue_work(&e->work);
 	}
 	return HRTIMER_NORESTART;
@@ -271,21 +269,19 @@ static void early_irq_report(struct nvme_early_irq *e, u64 wait_ns)
 static void early_irq_work_fn(struct work_struct *work)
 {
 	struct nvme_early_irq *e = container_of(work, struct nvme_early_irq, work);
-	struct nvme_early_irq_mark mark = {
-		.irqs = READ_ONCE(e->found_mark.irqs),
-		.head = READ_ONCE(e->found_mark.head),
-	};
 	struct nvme_lost_irq_sample s = { };
+	struct nvme_lost_irq_mark mark;
 	u64 wait_ns = READ_ONCE(e->found_wait_ns);
 	int reaped;
 
 	if (!READ_ONCE(e->active))
 		return;
 	/* an interrupt that came since has reaped it: nothing was lost */
+	nvme_lost_irq_mark_copy(&mark, &e->found_mark);
 	nvme_pci_cq_sample(e->nvmeq, &s);
 	if (nvme_early_irq_judge(&mark, &s) != NVME_EARLY_IRQ_FOUND)
 		return;
-	reaped = nvme_poll_irqdisable(e->nvmeq);
+	reaped = nvme_pci_reap_at(e->nvmeq, &mark);
 	if (reaped <= 0)
 		return;
 	/*

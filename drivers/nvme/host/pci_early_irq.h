@@ -17,18 +17,10 @@
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
+#include "pci.h"
+
 struct nvme_lost_irq_sample;
 struct nvme_queue;
-
-/**
- * struct nvme_early_irq_mark - a queue as an empty handler run left it
- * @irqs: interrupts serviced on the queue then, that run included
- * @head: CQ head then
- */
-struct nvme_early_irq_mark {
-	u32 irqs;
-	u16 head;
-};
 
 enum nvme_early_irq_verdict {
 	/* an interrupt came since, or the queue moved: nothing to do */
@@ -40,7 +32,7 @@ enum nvme_early_irq_verdict {
 };
 
 enum nvme_early_irq_verdict
-nvme_early_irq_judge(const struct nvme_early_irq_mark *mark,
+nvme_early_irq_judge(const struct nvme_lost_irq_mark *mark,
 		     const struct nvme_lost_irq_sample *s);
 
 /**
@@ -94,12 +86,12 @@ struct nvme_early_irq {
 	struct hrtimer timer;
 	struct work_struct work;
 	struct nvme_queue *nvmeq;
-	struct nvme_early_irq_mark mark;
+	struct nvme_lost_irq_mark mark;
 	u64 armed_ns;
 	u64 delay_ns;
 	struct nvme_early_irq_quiet quiet;
 	u64 hold_until_ns;
-	struct nvme_early_irq_mark found_mark;
+	struct nvme_lost_irq_mark found_mark;
 	u64 found_wait_ns;
 	bool active;
 	bool owed;

@@ -198,7 +198,7 @@ nvme_lost_irq_check(struct nvme_lost_irq_watch *w,
 		w->last_ns = 0;
 		return NVME_LOST_IRQ_IDLE;
 	}
-	if (w->since_ns && s->head == w->head && s->irqs == w->irqs) {
+	if (w->since_ns && !nvme_lost_irq_moved(&w->at, &s->at)) {
 		if (s->now_ns <= w->since_ns || s->now_ns - w->since_ns < hold_ns)
 			return NVME_LOST_IRQ_BUSY;
 		if (!late)
@@ -208,8 +208,7 @@ nvme_lost_irq_check(struct nvme_lost_irq_watch *w,
 	}
 	/* first sight of this completion, or the queue moved since */
 	w->since_ns = s->now_ns ?: 1;
-	w->head = s->head;
-	w->irqs = s->irqs;
+	w->at = s->at;
 	return NVME_LOST_IRQ_BUSY;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_lost_irq_check);
@@ -493,11 +492,20 @@ bool nvme_lost_irq_deadline_passed(struct nvme_queue *nvmeq,
 		smp_call_function_single(cpu, lost_irq_cpu_nop, NULL, 1);
 	wait_us = max_t(u64, LOST_IRQ_HELD_BACK_US, div_u64(s.hold_ns, NSEC_PER_USEC));
 	usleep_range(wait_us, 2 * wait_us);
+	/*
+	 * A handler completes what it reaped after it moved the head: with
+	 * the vector disabled, none is half way, and @req still outstanding
+	 * was not reaped by one.
+	 */
+	disable_irq(nvme_pci_irq(nvmeq));
 	if (blk_mq_rq_state(req) != MQ_RQ_IN_FLIGHT) {
+		enable_irq(nvme_pci_irq(nvmeq));
 		*ret = BLK_EH_DONE;
 		return true;	/* its interrupt came: it was slow */
 	}
-	reaped = nvme_poll_irqdisable(nvmeq);
+	nvme_pci_cq_sample(nvmeq, &s);
+	reaped = nvme_pci_reap_at(nvmeq, &s.at);
+	enable_irq(nvme_pci_irq(nvmeq));
 	if (blk_mq_rq_state(req) == MQ_RQ_IN_FLIGHT)
 		return true;
 	*ret = BLK_EH_DONE;
@@ -579,8 +587,7 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	case NVME_LOST_IRQ_STUCK:
 		/* the verdict's queue state: queue_work() orders it */
 		WRITE_ONCE(li->stall_ns, s.now_ns - li->watch.since_ns);
-		WRITE_ONCE(li->stuck_irqs, s.irqs);
-		WRITE_ONCE(li->stuck_head, s.head);
+		nvme_lost_irq_mark_copy(&li->stuck, &s.at);
 		queue_work(nvme_lost_irq_wq, &li->work);
 		break;
 	case NVME_LOST_IRQ_LATE:
@@ -638,10 +645,9 @@ static void lost_irq_work_fn(struct work_struct *work)
 	struct nvme_lost_irq *li = container_of(work, struct nvme_lost_irq, work);
 	struct nvme_lost_irq_sample s = { };
 	u64 stall_ns = READ_ONCE(li->stall_ns);
+	struct nvme_lost_irq_mark stuck;
 	bool blocked, here;
 	int reaped, cpu;
-	u32 irqs;
-	u16 head;
 
 	if (!READ_ONCE(li->active))
 		return;
@@ -650,9 +656,9 @@ static void lost_irq_work_fn(struct work_struct *work)
 	 * late interrupt) or another reap took it, and what is posted now may
 	 * still get its own interrupt.
 	 */
+	nvme_lost_irq_mark_copy(&stuck, &li->stuck);
 	nvme_pci_cq_sample(li->nvmeq, &s);
-	if (s.irqs != READ_ONCE(li->stuck_irqs) ||
-	    s.head != READ_ONCE(li->stuck_head))
+	if (nvme_lost_irq_moved(&stuck, &s.at))
 		return;
 	/*
 	 * Ask before the reap: a CPU that turns interrupts back on while it
@@ -663,17 +669,11 @@ static void lost_irq_work_fn(struct work_struct *work)
 	 * answer comes, or the wait for a CPU that takes none; an answer, the
 	 * wait for the interrupt held back, if any.
 	 */
-	irqs = s.irqs;
-	head = s.head;
 	blocked = lost_irq_cpu_blocked(li, &cpu, &here);
-	if (!blocked && !here) {
+	if (!blocked && !here)
 		usleep_range(LOST_IRQ_HELD_BACK_US, 2 * LOST_IRQ_HELD_BACK_US);
-		nvme_pci_cq_sample(li->nvmeq, &s);
-		/* the head too: with nvme_pci_counting off, irqs stop moving */
-		if (s.irqs != irqs || s.head != head)
-			return;		/* it came: the handler reaped */
-	}
-	reaped = nvme_poll_irqdisable(li->nvmeq);
+	/* a handler run since, the held-back interrupt's included, moved it */
+	reaped = nvme_pci_reap_at(li->nvmeq, &stuck);
 	if (reaped <= 0)
 		return;		/* the handler got there first */
 

@@ -32,10 +32,9 @@
 /**
  * struct nvme_lost_irq_sample - what one check sees of a completion queue
  * @now_ns: time of the check
- * @irqs: interrupts serviced on the queue so far (wraps)
+ * @at: where the queue stands
  * @outstanding: commands submitted and not yet reaped
- * @head: CQ head index
- * @pending: a completion is posted at @head
+ * @pending: a completion is posted at its head
  * @hold_ns: how long the queue's interrupt may be held back on purpose
  *	(interrupt moderation); 0 if it is signalled at once
  * @period_ns: the checks' period; a check that comes more than two and a half
@@ -45,25 +44,22 @@ struct nvme_lost_irq_sample {
 	u64 now_ns;
 	u64 hold_ns;
 	u64 period_ns;
-	u32 irqs;
+	struct nvme_lost_irq_mark at;
 	u32 outstanding;
-	u16 head;
 	bool pending;
 };
 
 /**
  * struct nvme_lost_irq_watch - what the checks of a queue remember
- * @since_ns: when the completion now at @head was first seen posted, 0 if
- *	none is
- * @irqs: interrupts serviced at that time
- * @head: CQ head at that time
+ * @since_ns: when the completion now at the head was first seen posted, 0
+ *	if none is
+ * @at: where the queue stood then
  * @last_ns: time of the previous check, 0 before the first and after idle
  */
 struct nvme_lost_irq_watch {
 	u64 since_ns;
 	u64 last_ns;
-	u32 irqs;
-	u16 head;
+	struct nvme_lost_irq_mark at;
 };
 
 enum nvme_lost_irq_verdict {
@@ -138,8 +134,8 @@ struct nvme_lost_irq_probe {
  * @level: the vector is a level-triggered line (INTx)
  * @active: started and not stopped; changed under the queue's sq_lock
  * @stall_ns: how long the completion the last check found stuck had waited
- * @stuck_irqs: interrupts serviced when that check found it stuck
- * @stuck_head: the CQ head then: the recovery reaps only if neither moved
+ * @stuck: where the queue stood when that check found it stuck: the
+ *	recovery reaps only if it has not moved since
  * @checks: statistics, single writer each: checks made
  * @delayed: checks that ran more than two and a half periods after the
  *	previous one
@@ -167,8 +163,7 @@ struct nvme_lost_irq {
 	bool level;
 	bool active;
 	u64 stall_ns;
-	u32 stuck_irqs;
-	u16 stuck_head;
+	struct nvme_lost_irq_mark stuck;
 	u64 checks;
 	u64 delayed;
 	u64 late;

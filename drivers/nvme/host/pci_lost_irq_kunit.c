@@ -30,8 +30,8 @@ static struct nvme_lost_irq_sample sample(u64 now_ns, u16 head, bool pending,
 					  u32 irqs, u32 outstanding)
 {
 	return (struct nvme_lost_irq_sample) {
-		.now_ns = now_ns, .head = head, .pending = pending,
-		.irqs = irqs, .outstanding = outstanding,
+		.now_ns = now_ns, .at = { .irqs = irqs, .head = head },
+		.pending = pending, .outstanding = outstanding,
 	};
 }
 
@@ -155,6 +155,24 @@ static void lost_interrupt_is_stuck_at_second_check(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, check(&w, MS(5), 12, true, 40, 1, 0), V_BUSY);
 	KUNIT_EXPECT_EQ(test, check(&w, MS(10), 12, true, 40, 1, 0), V_STUCK);
 	KUNIT_EXPECT_EQ(test, w.since_ns, MS(5));
+}
+
+/*
+ * Polls that reaped the whole queue between two checks, with no interrupt
+ * serviced, leave the head where it was: the phase tells.
+ */
+static void queue_once_round_is_not_stuck(struct kunit *test)
+{
+	struct nvme_lost_irq_watch w = { };
+	struct nvme_lost_irq_sample s = sample(MS(5), 12, true, 40, 1);
+
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_check(&w, &s, 0), V_BUSY);
+	s.now_ns = MS(10);
+	s.at.phase ^= 1;
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_check(&w, &s, 0), V_BUSY);
+	KUNIT_EXPECT_EQ(test, w.since_ns, MS(10));
+	s.now_ns = MS(15);
+	KUNIT_EXPECT_EQ(test, nvme_lost_irq_check(&w, &s, 0), V_STUCK);
 }
 
 static void recovery_resets_the_watch(struct kunit *test)
@@ -376,15 +394,22 @@ static void fruitless_rechecks_back_off(struct kunit *test)
 	chain(test, &q, 600, 601, 602, 2);
 }
 
-static enum nvme_early_irq_verdict judge(u32 irqs, u16 head, bool pending,
-					 u32 outstanding)
+static enum nvme_early_irq_verdict judge_at(u32 irqs, u16 head, u8 phase,
+					    bool pending, u32 outstanding)
 {
-	/* the empty run left head 7 with 40 interrupts serviced */
-	struct nvme_early_irq_mark mark = { .irqs = 40, .head = 7 };
+	/* the empty run left head 7, phase 1, with 40 interrupts serviced */
+	struct nvme_lost_irq_mark mark = { .irqs = 40, .head = 7, .phase = 1 };
 	struct nvme_lost_irq_sample s = sample(0, head, pending, irqs,
 					       outstanding);
 
+	s.at.phase = phase;
 	return nvme_early_irq_judge(&mark, &s);
+}
+
+static enum nvme_early_irq_verdict judge(u32 irqs, u16 head, bool pending,
+					 u32 outstanding)
+{
+	return judge_at(irqs, head, 1, pending, outstanding);
 }
 
 /*
@@ -404,6 +429,8 @@ static void early_interrupt_is_found(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, judge(41, 7, false, 1), NVME_EARLY_IRQ_NONE);
 	KUNIT_EXPECT_EQ(test, judge(40, 8, true, 1), NVME_EARLY_IRQ_NONE);
 	KUNIT_EXPECT_EQ(test, judge(39, 7, true, 1), NVME_EARLY_IRQ_NONE);
+	/* polls reaped the whole queue meanwhile: the head is back, not still */
+	KUNIT_EXPECT_EQ(test, judge_at(40, 7, 0, true, 1), NVME_EARLY_IRQ_NONE);
 }
 
 static struct kunit_case nvme_lost_irq_cases[] = {
@@ -411,6 +438,7 @@ static struct kunit_case nvme_lost_irq_cases[] = {
 	KUNIT_CASE_PARAM(sequence_verdicts, cq_sequence_gen_params),
 	KUNIT_CASE(serviced_completions_never_stuck),
 	KUNIT_CASE(lost_interrupt_is_stuck_at_second_check),
+	KUNIT_CASE(queue_once_round_is_not_stuck),
 	KUNIT_CASE(recovery_resets_the_watch),
 	KUNIT_CASE(clock_not_advancing_is_not_stuck),
 	KUNIT_CASE(late_check_does_not_judge),
