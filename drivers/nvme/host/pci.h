@@ -22,23 +22,24 @@ struct nvme_dev;
 struct nvme_drain;
 struct nvme_lost_irq;
 struct nvme_queue;
+struct request;
 
 /**
- * struct nvme_lost_irq_mark - where a completion queue stands
+ * struct nvme_cq_mark - where a completion queue stands
  * @irqs: interrupts serviced on it so far (wraps)
  * @head: its head index
  * @phase: its phase, which flips at each wrap: a queue that went once
  *	round between two marks does not look as if it had not moved
  */
-struct nvme_lost_irq_mark {
+struct nvme_cq_mark {
 	u32 irqs;
 	u16 head;
 	u8 phase;
 };
 
 /* Did the queue move between marks @a and @b?  Pure.  Context: any. */
-static inline bool nvme_lost_irq_moved(const struct nvme_lost_irq_mark *a,
-				       const struct nvme_lost_irq_mark *b)
+static inline bool nvme_cq_moved(const struct nvme_cq_mark *a,
+				 const struct nvme_cq_mark *b)
 {
 	return a->irqs != b->irqs || a->head != b->head || a->phase != b->phase;
 }
@@ -48,8 +49,8 @@ static inline bool nvme_lost_irq_moved(const struct nvme_lost_irq_mark *a,
  * two marks, which then differs from where the queue stands (up to a wrap
  * of its counters) and only delays a recovery to the next check.
  */
-static inline void nvme_lost_irq_mark_copy(struct nvme_lost_irq_mark *dst,
-					   const struct nvme_lost_irq_mark *src)
+static inline void nvme_cq_mark_copy(struct nvme_cq_mark *dst,
+				     const struct nvme_cq_mark *src)
 {
 	WRITE_ONCE(dst->irqs, READ_ONCE(src->irqs));
 	WRITE_ONCE(dst->head, READ_ONCE(src->head));
@@ -113,11 +114,17 @@ u32 nvme_pci_cq_outstanding(struct nvme_queue *nvmeq);
 void nvme_pci_coal_sample(struct nvme_queue *nvmeq,
 			  struct nvme_coal_sample *s);
 /*
- * Reap posted completions with the vector disabled, if the queue is still
- * at @at; how many.  Process context.
+ * Reap posted completions with the vector disabled and cq_poll_lock held,
+ * as nvme_timeout() does, unless the queue moved from @at or @req is no
+ * longer outstanding (either may be NULL), which is decided with both
+ * held: a handler run or a poll since the caller's last look, or @req
+ * completed by one, takes its find away.  With nvme_pci_counting off, a
+ * handler run moves @at only if it reaped.  Process context.
+ *
+ * Return: completions reaped, -EALREADY if it did not look.
  */
-int nvme_pci_reap_at(struct nvme_queue *nvmeq,
-		     const struct nvme_lost_irq_mark *at);
+int nvme_pci_reap_at(struct nvme_queue *nvmeq, const struct nvme_cq_mark *at,
+		     struct request *req);
 
 /* The queue's statistics, and each feature's per-queue state. */
 const struct nvme_queue_stats *nvme_pci_stats(struct nvme_queue *nvmeq);

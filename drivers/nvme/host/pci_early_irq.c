@@ -93,10 +93,10 @@ MODULE_PARM_DESC(early_irq_recheck_us,
  * emptied).
  */
 enum nvme_early_irq_verdict
-nvme_early_irq_judge(const struct nvme_lost_irq_mark *mark,
+nvme_early_irq_judge(const struct nvme_cq_mark *mark,
 		     const struct nvme_lost_irq_sample *s)
 {
-	if (nvme_lost_irq_moved(mark, &s->at))
+	if (nvme_cq_moved(mark, &s->at))
 		return NVME_EARLY_IRQ_NONE;
 	if (s->pending)
 		return NVME_EARLY_IRQ_FOUND;
@@ -235,7 +235,7 @@ static enum hrtimer_restart early_irq_timer_fn(struct hrtimer *timer)
 		 * orders it.
 		 */
 		WRITE_ONCE(e->found_wait_ns, now - e->armed_ns);
-		nvme_lost_irq_mark_copy(&e->found_mark, &e->mark);
+		nvme_cq_mark_copy(&e->found_mark, &e->mark);
 		nvme_lost_irq_queue_work(&e->work);
 	}
 	return HRTIMER_NORESTART;
@@ -270,18 +270,18 @@ static void early_irq_work_fn(struct work_struct *work)
 {
 	struct nvme_early_irq *e = container_of(work, struct nvme_early_irq, work);
 	struct nvme_lost_irq_sample s = { };
-	struct nvme_lost_irq_mark mark;
+	struct nvme_cq_mark mark;
 	u64 wait_ns = READ_ONCE(e->found_wait_ns);
 	int reaped;
 
 	if (!READ_ONCE(e->active))
 		return;
 	/* an interrupt that came since has reaped it: nothing was lost */
-	nvme_lost_irq_mark_copy(&mark, &e->found_mark);
+	nvme_cq_mark_copy(&mark, &e->found_mark);
 	nvme_pci_cq_sample(e->nvmeq, &s);
 	if (nvme_early_irq_judge(&mark, &s) != NVME_EARLY_IRQ_FOUND)
 		return;
-	reaped = nvme_pci_reap_at(e->nvmeq, &mark);
+	reaped = nvme_pci_reap_at(e->nvmeq, &mark, NULL);
 	if (reaped <= 0)
 		return;
 	/*

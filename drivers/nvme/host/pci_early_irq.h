@@ -19,9 +19,6 @@
 
 #include "pci.h"
 
-struct nvme_lost_irq_sample;
-struct nvme_queue;
-
 enum nvme_early_irq_verdict {
 	/* an interrupt came since, or the queue moved: nothing to do */
 	NVME_EARLY_IRQ_NONE,
@@ -32,7 +29,7 @@ enum nvme_early_irq_verdict {
 };
 
 enum nvme_early_irq_verdict
-nvme_early_irq_judge(const struct nvme_lost_irq_mark *mark,
+nvme_early_irq_judge(const struct nvme_cq_mark *mark,
 		     const struct nvme_lost_irq_sample *s);
 
 /**
@@ -86,12 +83,12 @@ struct nvme_early_irq {
 	struct hrtimer timer;
 	struct work_struct work;
 	struct nvme_queue *nvmeq;
-	struct nvme_lost_irq_mark mark;
+	struct nvme_cq_mark mark;
 	u64 armed_ns;
 	u64 delay_ns;
 	struct nvme_early_irq_quiet quiet;
 	u64 hold_until_ns;
-	struct nvme_lost_irq_mark found_mark;
+	struct nvme_cq_mark found_mark;
 	u64 found_wait_ns;
 	bool active;
 	bool owed;

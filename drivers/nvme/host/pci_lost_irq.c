@@ -198,7 +198,7 @@ nvme_lost_irq_check(struct nvme_lost_irq_watch *w,
 		w->last_ns = 0;
 		return NVME_LOST_IRQ_IDLE;
 	}
-	if (w->since_ns && !nvme_lost_irq_moved(&w->at, &s->at)) {
+	if (w->since_ns && !nvme_cq_moved(&w->at, &s->at)) {
 		if (s->now_ns <= w->since_ns || s->now_ns - w->since_ns < hold_ns)
 			return NVME_LOST_IRQ_BUSY;
 		if (!late)
@@ -492,25 +492,16 @@ bool nvme_lost_irq_deadline_passed(struct nvme_queue *nvmeq,
 		smp_call_function_single(cpu, lost_irq_cpu_nop, NULL, 1);
 	wait_us = max_t(u64, LOST_IRQ_HELD_BACK_US, div_u64(s.hold_ns, NSEC_PER_USEC));
 	usleep_range(wait_us, 2 * wait_us);
-	/*
-	 * A handler completes what it reaped after it moved the head: with
-	 * the vector disabled, none is half way, and @req still outstanding
-	 * was not reaped by one.
-	 */
-	disable_irq(nvme_pci_irq(nvmeq));
-	if (blk_mq_rq_state(req) != MQ_RQ_IN_FLIGHT) {
-		enable_irq(nvme_pci_irq(nvmeq));
+	reaped = nvme_pci_reap_at(nvmeq, NULL, req);
+	if (reaped < 0) {
 		*ret = BLK_EH_DONE;
-		return true;	/* its interrupt came: it was slow */
+		return true;	/* its interrupt or a poll came: it was slow */
 	}
-	nvme_pci_cq_sample(nvmeq, &s);
-	reaped = nvme_pci_reap_at(nvmeq, &s.at);
-	enable_irq(nvme_pci_irq(nvmeq));
 	if (blk_mq_rq_state(req) == MQ_RQ_IN_FLIGHT)
 		return true;
 	*ret = BLK_EH_DONE;
 	if (reaped <= 0)
-		return true;	/* the handler got there first */
+		return true;	/* completed elsewhere: not by this reap */
 
 	WRITE_ONCE(li->deadline_recoveries, li->deadline_recoveries + 1);
 	if (ms > li->deadline_max_ms)
@@ -587,7 +578,7 @@ static enum hrtimer_restart lost_irq_timer_fn(struct hrtimer *timer)
 	case NVME_LOST_IRQ_STUCK:
 		/* the verdict's queue state: queue_work() orders it */
 		WRITE_ONCE(li->stall_ns, s.now_ns - li->watch.since_ns);
-		nvme_lost_irq_mark_copy(&li->stuck, &s.at);
+		nvme_cq_mark_copy(&li->stuck, &s.at);
 		queue_work(nvme_lost_irq_wq, &li->work);
 		break;
 	case NVME_LOST_IRQ_LATE:
@@ -645,7 +636,7 @@ static void lost_irq_work_fn(struct work_struct *work)
 	struct nvme_lost_irq *li = container_of(work, struct nvme_lost_irq, work);
 	struct nvme_lost_irq_sample s = { };
 	u64 stall_ns = READ_ONCE(li->stall_ns);
-	struct nvme_lost_irq_mark stuck;
+	struct nvme_cq_mark stuck;
 	bool blocked, here;
 	int reaped, cpu;
 
@@ -656,9 +647,9 @@ static void lost_irq_work_fn(struct work_struct *work)
 	 * late interrupt) or another reap took it, and what is posted now may
 	 * still get its own interrupt.
 	 */
-	nvme_lost_irq_mark_copy(&stuck, &li->stuck);
+	nvme_cq_mark_copy(&stuck, &li->stuck);
 	nvme_pci_cq_sample(li->nvmeq, &s);
-	if (nvme_lost_irq_moved(&stuck, &s.at))
+	if (nvme_cq_moved(&stuck, &s.at))
 		return;
 	/*
 	 * Ask before the reap: a CPU that turns interrupts back on while it
@@ -673,7 +664,7 @@ static void lost_irq_work_fn(struct work_struct *work)
 	if (!blocked && !here)
 		usleep_range(LOST_IRQ_HELD_BACK_US, 2 * LOST_IRQ_HELD_BACK_US);
 	/* a handler run since, the held-back interrupt's included, moved it */
-	reaped = nvme_pci_reap_at(li->nvmeq, &stuck);
+	reaped = nvme_pci_reap_at(li->nvmeq, &stuck, NULL);
 	if (reaped <= 0)
 		return;		/* the handler got there first */
 

@@ -44,7 +44,7 @@ struct nvme_lost_irq_sample {
 	u64 now_ns;
 	u64 hold_ns;
 	u64 period_ns;
-	struct nvme_lost_irq_mark at;
+	struct nvme_cq_mark at;
 	u32 outstanding;
 	bool pending;
 };
@@ -59,7 +59,7 @@ struct nvme_lost_irq_sample {
 struct nvme_lost_irq_watch {
 	u64 since_ns;
 	u64 last_ns;
-	struct nvme_lost_irq_mark at;
+	struct nvme_cq_mark at;
 };
 
 enum nvme_lost_irq_verdict {
@@ -163,7 +163,7 @@ struct nvme_lost_irq {
 	bool level;
 	bool active;
 	u64 stall_ns;
-	struct nvme_lost_irq_mark stuck;
+	struct nvme_cq_mark stuck;
 	u64 checks;
 	u64 delayed;
 	u64 late;

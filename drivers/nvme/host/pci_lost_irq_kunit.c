@@ -398,7 +398,7 @@ static enum nvme_early_irq_verdict judge_at(u32 irqs, u16 head, u8 phase,
 					    bool pending, u32 outstanding)
 {
 	/* the empty run left head 7, phase 1, with 40 interrupts serviced */
-	struct nvme_lost_irq_mark mark = { .irqs = 40, .head = 7, .phase = 1 };
+	struct nvme_cq_mark mark = { .irqs = 40, .head = 7, .phase = 1 };
 	struct nvme_lost_irq_sample s = sample(0, head, pending, irqs,
 					       outstanding);
 
