@@ -119,9 +119,11 @@ void nvme_pci_coal_sample(struct nvme_queue *nvmeq,
  * longer outstanding (either may be NULL), which is decided with both
  * held: a handler run or a poll since the caller's last look, or @req
  * completed by one, takes its find away.  With nvme_pci_counting off, a
- * handler run moves @at only if it reaped.  Process context.
+ * handler run moves the queue from @at only if it reaped.  Process
+ * context.
  *
- * Return: completions reaped, -EALREADY if it did not look.
+ * Return: completions reaped, 0 if @req is still outstanding after the
+ * reap; -EALREADY if it did not look.
  */
 int nvme_pci_reap_at(struct nvme_queue *nvmeq, const struct nvme_cq_mark *at,
 		     struct request *req);

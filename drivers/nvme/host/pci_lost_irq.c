@@ -497,12 +497,9 @@ bool nvme_lost_irq_deadline_passed(struct nvme_queue *nvmeq,
 		*ret = BLK_EH_DONE;
 		return true;	/* its interrupt or a poll came: it was slow */
 	}
-	if (blk_mq_rq_state(req) == MQ_RQ_IN_FLIGHT)
-		return true;
+	if (!reaped)
+		return true;	/* still outstanding: slow, not lost */
 	*ret = BLK_EH_DONE;
-	if (reaped <= 0)
-		return true;	/* completed elsewhere: not by this reap */
-
 	WRITE_ONCE(li->deadline_recoveries, li->deadline_recoveries + 1);
 	if (ms > li->deadline_max_ms)
 		WRITE_ONCE(li->deadline_max_ms, ms);
