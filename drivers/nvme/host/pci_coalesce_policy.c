@@ -199,6 +199,7 @@ static void nvme_coal_release(struct nvme_coal_policy *pol, bool window)
 	pol->batch = 0;
 	pol->high_runs = 0;
 	pol->parked = 0;
+	pol->trickled = false;
 }
 
 /* Completions of the controller's queues but @q.  Context: any. */
@@ -216,10 +217,13 @@ static u32 nvme_coal_others(const struct nvme_coal_load *q,
  * of those of the period that moderated it) while the controller's other
  * queues complete at least half as many; not once the knobs no longer
  * allow the delay.  A QD1 trickle (completions at an average depth of at
- * most NVME_COAL_STORM_QD16) is released, but only in the second idle
- * period in a row: in the first, the last commands of a load that moved
- * complete at a falling depth and look like one.  The period in which
- * the load comes back is not judged either: it was partly idle.
+ * most NVME_COAL_STORM_QD16) is released in its second parked period:
+ * the period the load left in is not counted (the load's last commands
+ * complete at a falling depth and look like one), and neither is the
+ * first, since the load's first commands on its way back look the same
+ * while its others still complete on the queue it had moved to.  The
+ * period in which the load comes back is not judged otherwise either: it
+ * was partly idle.
  * Context: any.
  */
 static bool nvme_coal_parked(struct nvme_coal_policy *pol,
@@ -230,17 +234,23 @@ static bool nvme_coal_parked(struct nvme_coal_policy *pol,
 	u32 ref = pol->ref_completions;
 	u32 others = nvme_coal_others(q, ctrl);
 	u32 parked = pol->parked;
+	bool trickled = pol->trickled;
+	bool trickle;
 
 	pol->parked = 0;
+	pol->trickled = false;
 	if (!p->enabled || pol->delay_us > p->max_delay_us)
 		return false;
 	if ((u64)q->completions << NVME_COAL_IDLE_SHIFT >= ref)
 		return parked && q->avg_qd16 > NVME_COAL_STORM_QD16 &&
 		       ctrl->completions >= p->high_io_delta / 2;
-	if ((parked && q->completions && q->avg_qd16 <= NVME_COAL_STORM_QD16) ||
-	    (u64)others * 2 < ref || parked >= NVME_COAL_WINDOW_PERIODS)
+	trickle = parked && q->completions &&
+		  q->avg_qd16 <= NVME_COAL_STORM_QD16;
+	if ((trickle && trickled) || (u64)others * 2 < ref ||
+	    parked >= NVME_COAL_WINDOW_PERIODS)
 		return false;
 	pol->parked = parked + 1;
+	pol->trickled = trickled || trickle;
 	return true;
 }
 

@@ -131,6 +131,8 @@ enum nvme_coal_state {
  * @holdoff: periods of NVME_COAL_HOLDOFF left
  * @parked: idle periods in a row while NVME_COAL_ENGAGED and the
  *	controller kept the load
+ * @trickled: one of them, after the first, completed at queue depth 1
+ *	or less
  */
 struct nvme_coal_policy {
 	struct nvme_coal_sample last;
@@ -145,6 +147,7 @@ struct nvme_coal_policy {
 	u32 high_runs;
 	u32 holdoff;
 	u32 parked;
+	bool trickled;
 };
 
 /* Context: any. */

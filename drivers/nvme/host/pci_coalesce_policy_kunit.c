@@ -746,9 +746,11 @@ static void load_moving_to_a_sibling_queue(struct kunit *test)
 }
 
 /*
- * What is not parked: a QD1 trickle on the queue the load left (after the
- * period it left in, whose tail drains at a falling depth), a queue whose
- * delay the knobs no longer allow, and one with the policy off.
+ * What is not parked: a QD1 trickle on the queue the load left (in its
+ * second parked period: not the one the load left in, whose tail drains at
+ * a falling depth, nor the first after it, which a load coming back looks
+ * like), a queue whose delay the knobs no longer allow, and one with the
+ * policy off.
  */
 static void parking_ends(struct kunit *test)
 {
@@ -771,10 +773,10 @@ static void parking_ends(struct kunit *test)
 			p.max_delay_us = a.delay_us - 1;
 		if (c == 2)
 			p.enabled = false;
-		if (!c) {
+		for (i = 0; !c && i < 2; i++) {
 			KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &p, &trickle,
 								  &busy));
-			KUNIT_EXPECT_EQ(test, a.parked, 1U);
+			KUNIT_EXPECT_EQ(test, a.parked, i + 1U);
 		}
 		KUNIT_EXPECT_TRUE(test, nvme_coal_decide(&a, &p, c ? &none : &trickle,
 							 &busy));
@@ -782,6 +784,55 @@ static void parking_ends(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, a.parked, 0U);
 		/* released as idle: no hold-off */
 		KUNIT_EXPECT_EQ(test, a.state, NVME_COAL_OFF);
+	}
+}
+
+/*
+ * A parked queue whose load comes back late in a period: its first
+ * commands complete at queue depth 1 while the load's others still
+ * complete on the queue it had moved to.  It is not released as a
+ * trickle: the next period, busy, ends the park with the delay kept.  A
+ * real trickle, too slow to complete in every period, is released at its
+ * second trickling period.
+ */
+static void parked_load_comes_back_late(struct kunit *test)
+{
+	struct nvme_coal_load busy = { .completions = 2000, .runs = 250,
+				       .avg_qd = 32, .avg_qd16 = 512 };
+	struct nvme_coal_load first = { .completions = 5, .runs = 5,
+					.avg_qd = 1, .avg_qd16 = 16 };
+	struct nvme_coal_load none = { };
+	struct nvme_coal_policy a;
+	u32 delay;
+	int i, slow;
+
+	for (slow = 0; slow < 2; slow++) {
+		memset(&a, 0, sizeof(a));
+		for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
+			nvme_coal_decide(&a, &defaults, &busy, &busy);
+		KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&a));
+		delay = a.delay_us;
+		for (i = 0; i < 3; i++)
+			KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults,
+								  &none, &busy));
+		KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults, &first,
+							  &busy));
+		KUNIT_EXPECT_EQ(test, a.parked, 4U);
+		if (slow) {
+			KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults,
+								  &none, &busy));
+			KUNIT_EXPECT_TRUE(test, nvme_coal_decide(&a, &defaults,
+								 &first, &busy));
+			KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&a));
+			KUNIT_EXPECT_EQ(test, a.state, NVME_COAL_OFF);
+			continue;
+		}
+		KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults, &busy,
+							  &busy));
+		KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&a));
+		KUNIT_EXPECT_EQ(test, a.parked, 0U);
+		KUNIT_EXPECT_FALSE(test, a.trickled);
+		KUNIT_EXPECT_EQ(test, a.delay_us, delay);
 	}
 }
 
@@ -861,6 +912,7 @@ static struct kunit_case nvme_coal_cases[] = {
 	KUNIT_CASE(storm_engagement_holds_and_ends_at_qd1),
 	KUNIT_CASE(load_moving_to_a_sibling_queue),
 	KUNIT_CASE(parking_ends),
+	KUNIT_CASE(parked_load_comes_back_late),
 	KUNIT_CASE(parked_storm_comes_back),
 	KUNIT_CASE(storm_load_moving_is_not_lost),
 	KUNIT_CASE(low_depth_queue_is_not_held),
