@@ -13,6 +13,7 @@
 #include <kunit/test.h>
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/interrupt.h>
 #include <linux/irq.h>
 #include <linux/irq_poll.h>
@@ -182,7 +183,7 @@ static void drain_weight_is_the_handlers_budget(struct kunit *test)
 {
 	void *budget = (void *)(unsigned long)READ_ONCE(nvme_irq_budget);
 	struct nvme_drain *d;
-	int irq;
+	int irq, i;
 
 	if (!cpu_online(1))
 		kunit_skip(test, "CPU 1 is not online");
@@ -203,7 +204,14 @@ static void drain_weight_is_the_handlers_budget(struct kunit *test)
 	nvme_drain_defer(d, 32);
 	local_irq_enable();
 	local_bh_enable();
-	nvme_drain_stop(d);	/* waits for a poll still scheduled */
+	/*
+	 * A run may be left to ksoftirqd (irq_poll's softirq ran out of
+	 * time).  Stopping first would end the poll after its full run:
+	 * irq_poll completes a disabled instance that did its whole weight.
+	 */
+	for (i = 0; i < 1000 && READ_ONCE(d->deferred); i++)
+		usleep_range(1000, 2000);
+	nvme_drain_stop(d);
 
 	KUNIT_EXPECT_EQ(test, drain_test_runs, 2);
 	KUNIT_EXPECT_EQ(test, drain_test_weights[0], 32);
