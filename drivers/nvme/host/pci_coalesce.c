@@ -1096,6 +1096,7 @@ static int coalescing_show(struct seq_file *m, void *unused)
 		seq_printf(m, "q%u.runs: %u\n", id, q->load.runs);
 		seq_printf(m, "q%u.storm: %u\n", id, q->pol.storm);
 		seq_printf(m, "q%u.parked: %u\n", id, q->pol.parked);
+		seq_printf(m, "q%u.trickled: %u\n", id, q->pol.trickled);
 		seq_printf(m, "q%u.exempt: %u\n", id, q->exempt);
 		seq_printf(m, "q%u.cd_unknown: %u\n", id, q->cd_unknown);
 		seq_printf(m, "q%u.decisions: %llu\n", id, q->decisions);

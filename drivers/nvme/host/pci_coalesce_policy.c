@@ -217,13 +217,15 @@ static u32 nvme_coal_others(const struct nvme_coal_load *q,
  * of those of the period that moderated it) while the controller's other
  * queues complete at least half as many; not once the knobs no longer
  * allow the delay.  A QD1 trickle (completions at an average depth of at
- * most NVME_COAL_STORM_QD16) is released in its second parked period:
- * the period the load left in is not counted (the load's last commands
- * complete at a falling depth and look like one), and neither is the
- * first, since the load's first commands on its way back look the same
- * while its others still complete on the queue it had moved to.  The
- * period in which the load comes back is not judged otherwise either: it
- * was partly idle.
+ * most NVME_COAL_STORM_QD16) is released the second time a parked period
+ * trickles.  The period the load left in does not count: the load's last
+ * commands complete at a falling depth and look like one.  One trickling
+ * period alone is not enough: a load that comes back late in a period
+ * looks the same, its first commands completing one at a time while its
+ * others still complete on the queue it had moved to.  Other parked
+ * periods in between neither count nor reset it, so a trickle too slow to
+ * complete in every period is released too.  The period in which the
+ * load comes back is not judged either: it was partly idle.
  * Context: any.
  */
 static bool nvme_coal_parked(struct nvme_coal_policy *pol,

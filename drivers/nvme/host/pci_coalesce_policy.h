@@ -122,6 +122,9 @@ enum nvme_coal_state {
  * @storm: NVME_COAL_ENGAGED for an interrupt storm, not for its depth
  * @checked: a storm moderation's first period was compared with
  *	@ref_completions
+ * @trickled: a parked period after the first completed at an average
+ *	depth of at most NVME_COAL_STORM_QD16; the next such period
+ *	releases the queue
  * @ref_completions: completions in the period that moderated the queue
  * @ref_others: completions of the controller's other queues in that period
  * @delay_us: the delay chosen while NVME_COAL_ENGAGED, 0 otherwise
@@ -131,8 +134,6 @@ enum nvme_coal_state {
  * @holdoff: periods of NVME_COAL_HOLDOFF left
  * @parked: idle periods in a row while NVME_COAL_ENGAGED and the
  *	controller kept the load
- * @trickled: one of them, after the first, completed at queue depth 1
- *	or less
  */
 struct nvme_coal_policy {
 	struct nvme_coal_sample last;
@@ -140,6 +141,7 @@ struct nvme_coal_policy {
 	enum nvme_coal_state state;
 	bool storm;
 	bool checked;
+	bool trickled;
 	u32 ref_completions;
 	u32 ref_others;
 	u32 delay_us;
@@ -147,7 +149,6 @@ struct nvme_coal_policy {
 	u32 high_runs;
 	u32 holdoff;
 	u32 parked;
-	bool trickled;
 };
 
 /* Context: any. */

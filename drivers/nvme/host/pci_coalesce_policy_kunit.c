@@ -773,15 +773,20 @@ static void parking_ends(struct kunit *test)
 			p.max_delay_us = a.delay_us - 1;
 		if (c == 2)
 			p.enabled = false;
-		for (i = 0; !c && i < 2; i++) {
-			KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &p, &trickle,
-								  &busy));
-			KUNIT_EXPECT_EQ(test, a.parked, i + 1U);
+		if (!c) {
+			for (i = 0; i < 2; i++) {
+				KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &p,
+									  &trickle,
+									  &busy));
+				KUNIT_EXPECT_EQ(test, a.parked, i + 1U);
+			}
+			KUNIT_EXPECT_TRUE(test, a.trickled);
 		}
 		KUNIT_EXPECT_TRUE(test, nvme_coal_decide(&a, &p, c ? &none : &trickle,
 							 &busy));
 		KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&a));
 		KUNIT_EXPECT_EQ(test, a.parked, 0U);
+		KUNIT_EXPECT_FALSE(test, a.trickled);
 		/* released as idle: no hold-off */
 		KUNIT_EXPECT_EQ(test, a.state, NVME_COAL_OFF);
 	}
@@ -818,6 +823,7 @@ static void parked_load_comes_back_late(struct kunit *test)
 		KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults, &first,
 							  &busy));
 		KUNIT_EXPECT_EQ(test, a.parked, 4U);
+		KUNIT_EXPECT_TRUE(test, a.trickled);
 		if (slow) {
 			KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults,
 								  &none, &busy));
