@@ -1178,7 +1178,7 @@ static void refused_unexempt_keeps_the_controller_on(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&f->q[1].pol));
 	KUNIT_EXPECT_TRUE(test, f->q[1].cd_refused);
 	KUNIT_EXPECT_TRUE(test, f->q[1].exempt);
-	/* parked, then released in its second parked period at QD1 */
+	/* parked, then released the second time a parked period is at QD1 */
 	depth[1] = 1;
 	rate[1] = 10;
 	run_period(f, depth, rate);

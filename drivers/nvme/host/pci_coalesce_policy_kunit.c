@@ -684,6 +684,22 @@ static void many_queues_keep_the_window(struct kunit *test)
 	KUNIT_EXPECT_LE(test, changes, 16 * 2 * (periods / NVME_COAL_WINDOW_PERIODS + 1));
 }
 
+/* One fio job at QD32 on its queue, its controller's whole load */
+static const struct nvme_coal_load qd32_load = {
+	.completions = 2000, .runs = 250, .avg_qd = 32, .avg_qd16 = 512,
+};
+
+/* A fresh @pol, moderated by qd32_load at the defaults */
+static void engage_at_qd32(struct kunit *test, struct nvme_coal_policy *pol)
+{
+	int i;
+
+	memset(pol, 0, sizeof(*pol));
+	for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
+		nvme_coal_decide(pol, &defaults, &qd32_load, &qd32_load);
+	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(pol));
+}
+
 /*
  * One submitter moving between two CPUs, so between queues a and b of one
  * controller: the queue it left stays moderated (parked) while the other
@@ -693,26 +709,22 @@ static void many_queues_keep_the_window(struct kunit *test)
  */
 static void load_moving_to_a_sibling_queue(struct kunit *test)
 {
-	struct nvme_coal_load busy = { .completions = 2000, .runs = 250,
-				       .avg_qd = 32, .avg_qd16 = 512 };
 	struct nvme_coal_load busier = { .completions = 4000, .runs = 500,
 					 .avg_qd = 32, .avg_qd16 = 512 };
 	struct nvme_coal_load idle = { .completions = 3, .runs = 3,
 				       .avg_qd = 2, .avg_qd16 = 32 };
 	struct nvme_coal_load none = { };
-	struct nvme_coal_load ctrl = busy;
+	struct nvme_coal_load ctrl = qd32_load;
 	struct nvme_coal_policy a = { }, b = { };
 	u32 delay;
 	int i;
 
-	for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
-		nvme_coal_decide(&a, &defaults, &busy, &ctrl);
-	KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&a));
+	engage_at_qd32(test, &a);
 	delay = a.delay_us;
 	/* the load moves to b: a keeps its moderation, b engages at once */
 	ctrl.engaged = 1;
 	KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults, &idle, &ctrl));
-	nvme_coal_decide(&b, &defaults, &busy, &ctrl);
+	nvme_coal_decide(&b, &defaults, &qd32_load, &ctrl);
 	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&a));
 	KUNIT_EXPECT_EQ(test, a.parked, 1U);
 	KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&b));
@@ -746,16 +758,14 @@ static void load_moving_to_a_sibling_queue(struct kunit *test)
 }
 
 /*
- * What is not parked: a QD1 trickle on the queue the load left (in its
- * second parked period: not the one the load left in, whose tail drains at
- * a falling depth, nor the first after it, which a load coming back looks
- * like), a queue whose delay the knobs no longer allow, and one with the
- * policy off.
+ * What is not parked: a QD1 trickle on the queue the load left (the second
+ * time a parked period trickles, the one the load left in not counted:
+ * its tail drains at a falling depth; one trickling period alone is what
+ * a load coming back looks like), a queue whose delay the knobs no longer
+ * allow, and one with the policy off.
  */
 static void parking_ends(struct kunit *test)
 {
-	struct nvme_coal_load busy = { .completions = 2000, .runs = 250,
-				       .avg_qd = 32, .avg_qd16 = 512 };
 	struct nvme_coal_load trickle = { .completions = 100, .runs = 100,
 					  .avg_qd = 1, .avg_qd16 = 16 };
 	struct nvme_coal_load none = { };
@@ -764,11 +774,8 @@ static void parking_ends(struct kunit *test)
 	int i, c;
 
 	for (c = 0; c < 3; c++) {
-		memset(&a, 0, sizeof(a));
 		p = defaults;
-		for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
-			nvme_coal_decide(&a, &p, &busy, &busy);
-		KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&a));
+		engage_at_qd32(test, &a);
 		if (c == 1)
 			p.max_delay_us = a.delay_us - 1;
 		if (c == 2)
@@ -777,13 +784,13 @@ static void parking_ends(struct kunit *test)
 			for (i = 0; i < 2; i++) {
 				KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &p,
 									  &trickle,
-									  &busy));
+									  &qd32_load));
 				KUNIT_EXPECT_EQ(test, a.parked, i + 1U);
 			}
 			KUNIT_EXPECT_TRUE(test, a.trickled);
 		}
 		KUNIT_EXPECT_TRUE(test, nvme_coal_decide(&a, &p, c ? &none : &trickle,
-							 &busy));
+							 &qd32_load));
 		KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&a));
 		KUNIT_EXPECT_EQ(test, a.parked, 0U);
 		KUNIT_EXPECT_FALSE(test, a.trickled);
@@ -802,8 +809,6 @@ static void parking_ends(struct kunit *test)
  */
 static void parked_load_comes_back_late(struct kunit *test)
 {
-	struct nvme_coal_load busy = { .completions = 2000, .runs = 250,
-				       .avg_qd = 32, .avg_qd16 = 512 };
 	struct nvme_coal_load first = { .completions = 5, .runs = 5,
 					.avg_qd = 1, .avg_qd16 = 16 };
 	struct nvme_coal_load none = { };
@@ -812,29 +817,26 @@ static void parked_load_comes_back_late(struct kunit *test)
 	int i, slow;
 
 	for (slow = 0; slow < 2; slow++) {
-		memset(&a, 0, sizeof(a));
-		for (i = 0; i < NVME_COAL_ENGAGE_PERIODS; i++)
-			nvme_coal_decide(&a, &defaults, &busy, &busy);
-		KUNIT_ASSERT_TRUE(test, nvme_coal_engaged(&a));
+		engage_at_qd32(test, &a);
 		delay = a.delay_us;
 		for (i = 0; i < 3; i++)
 			KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults,
-								  &none, &busy));
+								  &none, &qd32_load));
 		KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults, &first,
-							  &busy));
+							  &qd32_load));
 		KUNIT_EXPECT_EQ(test, a.parked, 4U);
 		KUNIT_EXPECT_TRUE(test, a.trickled);
 		if (slow) {
 			KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults,
-								  &none, &busy));
+								  &none, &qd32_load));
 			KUNIT_EXPECT_TRUE(test, nvme_coal_decide(&a, &defaults,
-								 &first, &busy));
+								 &first, &qd32_load));
 			KUNIT_EXPECT_FALSE(test, nvme_coal_engaged(&a));
 			KUNIT_EXPECT_EQ(test, a.state, NVME_COAL_OFF);
 			continue;
 		}
-		KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults, &busy,
-							  &busy));
+		KUNIT_EXPECT_FALSE(test, nvme_coal_decide(&a, &defaults, &qd32_load,
+							  &qd32_load));
 		KUNIT_EXPECT_TRUE(test, nvme_coal_engaged(&a));
 		KUNIT_EXPECT_EQ(test, a.parked, 0U);
 		KUNIT_EXPECT_FALSE(test, a.trickled);

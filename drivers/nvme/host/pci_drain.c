@@ -131,7 +131,10 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_drain_start);
  *
  * Waits for a scheduled poll to finish; after this the handler can no
  * longer hand the queue over (it may still disable its vector trying,
- * which freeing the vector undoes).
+ * which freeing the vector undoes).  A poll whose run did its whole
+ * weight is ended without another run (irq_poll_disable()): its vector
+ * stays disabled until freed, and what it left in the queue is reaped
+ * with the rest once the controller is disabled (nvme_dev_disable()).
  *
  * Context: process; may sleep.
  */

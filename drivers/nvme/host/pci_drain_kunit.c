@@ -11,9 +11,9 @@
  * only the work it did.
  */
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
-#include <linux/delay.h>
 #include <linux/interrupt.h>
 #include <linux/irq.h>
 #include <linux/irq_poll.h>
@@ -143,6 +143,8 @@ static void drain_hotplug_vector_runs_again(struct kunit *test)
 static int drain_test_weights[2];
 static int drain_test_returns[2];
 static int drain_test_runs;
+/* the poll gave the vector back */
+static DECLARE_COMPLETION(drain_test_done);
 
 /*
  * Reaps its whole weight on the first run (the queue is still busy), half
@@ -154,11 +156,15 @@ static int drain_test_poll(struct irq_poll *iop, int weight)
 	int run = drain_test_runs++;
 	int ret;
 
-	if (run >= ARRAY_SIZE(drain_test_weights))
-		return nvme_drain_polled(d, 0, weight);
-	ret = nvme_drain_polled(d, run ? weight / 2 : weight, weight);
-	drain_test_weights[run] = weight;
-	drain_test_returns[run] = ret;
+	if (run >= ARRAY_SIZE(drain_test_weights)) {
+		ret = nvme_drain_polled(d, 0, weight);
+	} else {
+		drain_test_weights[run] = weight;
+		ret = nvme_drain_polled(d, run ? weight / 2 : weight, weight);
+		drain_test_returns[run] = ret;
+	}
+	if (ret < weight)
+		complete(&drain_test_done);
 	return ret;
 }
 
@@ -183,7 +189,7 @@ static void drain_weight_is_the_handlers_budget(struct kunit *test)
 {
 	void *budget = (void *)(unsigned long)READ_ONCE(nvme_irq_budget);
 	struct nvme_drain *d;
-	int irq, i;
+	int irq;
 
 	if (!cpu_online(1))
 		kunit_skip(test, "CPU 1 is not online");
@@ -192,6 +198,7 @@ static void drain_weight_is_the_handlers_budget(struct kunit *test)
 	d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, d);
 	drain_test_runs = 0;
+	reinit_completion(&drain_test_done);
 	nvme_drain_start(d, irq, 1, drain_test_poll);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, drain_test_stop, d), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, drain_test_budget_restore,
@@ -206,11 +213,11 @@ static void drain_weight_is_the_handlers_budget(struct kunit *test)
 	local_bh_enable();
 	/*
 	 * A run may be left to ksoftirqd (irq_poll's softirq ran out of
-	 * time).  Stopping first would end the poll after its full run:
-	 * irq_poll completes a disabled instance that did its whole weight.
+	 * time), on another CPU than this one.  Stopping first would end the
+	 * poll after its full run: irq_poll completes a disabled instance
+	 * that did its whole weight without running it again.
 	 */
-	for (i = 0; i < 1000 && READ_ONCE(d->deferred); i++)
-		usleep_range(1000, 2000);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&drain_test_done, 2 * HZ), 0);
 	nvme_drain_stop(d);
 
 	KUNIT_EXPECT_EQ(test, drain_test_runs, 2);
